@@ -1,0 +1,48 @@
+# loadlab — `make` alone prints this help. Every target installs what it needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+LOADLAB := $(BIN)/loadlab
+PYTEST_ARGS ?=
+
+.PHONY: help setup engine images test test-fast reproduce clean-containers clean-venv
+
+help: ## Print every target with one line of help
+	@echo "loadlab: what does a concurrency runtime cost under load?"
+	@echo
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  make %-18s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: env/requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r env/requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --user --name loadlab --display-name "loadlab" >/dev/null
+	touch $@
+
+setup: $(VENV)/.installed ## Create .venv, install pinned requirements + the package, register the `loadlab` Jupyter kernel
+
+engine: setup ## Make sure a Docker engine answers (installs docker.io and starts dockerd as root on Debian) and build the base image
+	$(LOADLAB) engine
+
+images: engine ## Build every server image (all variants) and the loadgen image
+	$(LOADLAB) build --all --keep-going
+
+test: engine ## Run the whole test suite (unit tests on captured fixtures + Docker integration) — the README's test command
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: setup ## Run only the tests that need no Docker engine
+	$(BIN)/python -m pytest -m "not docker" $(PYTEST_ARGS)
+
+reproduce: images ## Reproduce the collection: build images, measure, write reports/ (the README's main command)
+	$(LOADLAB) trial --server go-nethttp --route /json --connections 64 --duration 10s --warmup 5s
+
+clean-containers: setup ## Remove every leftover loadlab container (label loadlab.run)
+	$(LOADLAB) clean
+
+clean-venv: ## Remove .venv
+	rm -rf $(VENV)

@@ -1,0 +1,3 @@
+module loadlab/servers/go-nethttp
+
+go 1.24

@@ -1,0 +1,222 @@
+"""The `loadlab` command: thin argument parsing over the package's stages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import LoadlabError
+
+
+def _settings(pairs: list[str]) -> dict[str, str]:
+    from .errors import ParameterError
+
+    settings: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ParameterError("--setting", pair, "NAME=VALUE")
+        name, value = pair.split("=", 1)
+        settings[name] = value
+    return settings
+
+
+def command_engine(args) -> int:
+    from . import engine, images
+
+    client = engine.ensure_engine(install=not args.no_install)
+    print("Docker engine answers:", json.dumps(engine.engine_description(client)))
+    images.ensure_base_image(client)
+    print(f"base image {images.BASE_IMAGE} present")
+    return 0
+
+
+def command_build(args) -> int:
+    from . import engine, images, servers
+
+    client = engine.ensure_engine(install=not args.no_install)
+    names = sorted(servers.all_servers()) if args.all else (args.server or [])
+    ca_bundle = images.ca_bundle_path(args.ca_bundle)
+    failures = []
+    if args.all or args.loadgen or not names:
+        images.ensure_image(client, None, rebuild=args.rebuild, ca_bundle=ca_bundle)
+    for name in names:
+        spec = servers.get_server(name)
+        variants = sorted(spec.variants) if args.variant is None else [args.variant]
+        for variant in variants:
+            try:
+                tag = images.ensure_image(client, spec, variant, rebuild=args.rebuild, ca_bundle=ca_bundle)
+                print(f"{tag}: ready")
+            except LoadlabError as error:
+                if not args.keep_going:
+                    raise
+                failures.append(f"{spec.image(variant)}: {error}")
+    for failure in failures:
+        print("FAILED", failure, file=sys.stderr)
+    return 1 if failures else 0
+
+
+def command_verify(args) -> int:
+    from . import session, verify
+
+    with session.ServerSession.start(
+        server=args.server, variant=args.variant, settings=_settings(args.setting), cpuset=args.server_cpus,
+        build=not args.no_build,
+    ) as running:
+        checks = verify.verify_server(running.host, running.port, running.spec.name, running.spec.routes)
+    summary = verify.summarize(checks)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        for check in checks:
+            mark = "pass" if check.passed else "FAIL"
+            print(f"{mark}  {check.name}" + ("" if check.passed else f"\n      {check.detail}"))
+        print(f"{summary['checks'] - summary['failed']} passed, {summary['failed']} failed")
+    return 0 if summary["passed"] else 1
+
+
+def _trial_config(args):
+    from .trial import TrialConfig
+
+    return TrialConfig(
+        server=args.server, route=args.route, variant=args.variant, settings=_settings(args.setting),
+        load_mode="open" if args.rate else "closed", connections=args.connections, rate_rps=args.rate,
+        duration_s=args.duration, warmup_s=args.warmup, loadgen_threads=args.threads,
+        pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
+        memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, verify=not args.no_verify,
+    ).validate()
+
+
+def _print_row(row: dict) -> None:
+    def show(value):
+        if isinstance(value, float):
+            return f"{value:.6g}"
+        return str(value)
+
+    width = max(len(k) for k in row)
+    for key, value in row.items():
+        if key == "latency_histogram_hdr":
+            value = f"<{len(value)} chars>"
+        print(f"{key:<{width}}  {show(value)}")
+
+
+def command_trial(args) -> int:
+    from . import container, engine, provenance, session
+    from .rundir import RunDirectory
+    from .trial import run_trial
+
+    config = _trial_config(args)  # every parameter is checked before the engine is touched
+    client = engine.ensure_engine()
+    run_id = session.new_run_id("trial")
+    run = RunDirectory.create("adhoc", run_id)
+    manifest = {"run_id": run_id, "experiment": "adhoc", "parameters": [__import__("dataclasses").asdict(config)],
+                "provenance": provenance.collect(client), "trial_order": [1], "trials": {}}
+    run.write_manifest(manifest)
+    try:
+        partial = run.begin_trial(1)
+        row = run_trial(config, partial, run_id, client, 1, log=lambda m: print(m, file=sys.stderr))
+        run.finish_trial(1, partial)
+        manifest["trials"]["1"] = {"status": row["status"], "failure_reason": row.get("failure_reason")}
+        run.write_manifest(manifest)
+    finally:
+        container.clean(client, run_id)
+    if args.json:
+        print(json.dumps(row, default=str))
+    else:
+        _print_row(row)
+        print(f"raw data: {run.path}")
+    return 0 if row["status"] == "ok" else 1
+
+
+def command_clean(args) -> int:
+    from . import container, engine
+
+    client = engine.ensure_engine(install=False)
+    removed = container.clean(client, args.run)
+    print(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    return 0
+
+
+def _add_server_arguments(p) -> None:
+    p.add_argument("--server", required=True, help="server folder name under servers/")
+    p.add_argument("--variant", help="image variant (e.g. jdk21, jdk25); default: the server's default")
+    p.add_argument("--setting", action="append", metavar="NAME=VALUE", help="a knob (env) for the server; repeatable")
+    p.add_argument("--server-cpus", default="1", help="cpuset for the server container (default: 1)")
+    p.add_argument("--no-build", action="store_true", help="fail instead of building a missing image")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loadlab",
+        description="What does a concurrency runtime cost under load? Build, verify and measure servers.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("engine", help="make sure a Docker engine answers (installs/starts one as root on Debian) and the base image exists")
+    p.add_argument("--no-install", action="store_true", help="never install or start dockerd; only report")
+    p.set_defaults(func=command_engine)
+
+    p = sub.add_parser("build", help="build server images (and the loadgen image)")
+    p.add_argument("--server", action="append", help="server name (repeatable); default: only the loadgen")
+    p.add_argument("--all", action="store_true", help="every server, every variant, and the loadgen")
+    p.add_argument("--loadgen", action="store_true", help="also the loadgen image")
+    p.add_argument("--variant", help="one image variant (default: every variant of each server)")
+    p.add_argument("--rebuild", action="store_true", help="build even if the image exists")
+    p.add_argument("--keep-going", action="store_true", help="report failed builds at the end instead of stopping")
+    p.add_argument("--ca-bundle", help="PEM bundle trusted in build stages only ('none' for none; default: $LOADLAB_CA_BUNDLE or the host's)")
+    p.add_argument("--no-install", action="store_true", help="never install or start dockerd")
+    p.set_defaults(func=command_build)
+
+    p = sub.add_parser("verify", help="start a server and check it against servers/CONTRACT.md")
+    _add_server_arguments(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=command_verify)
+
+    p = sub.add_parser("trial", help="run one trial (fresh container, verify, warm-up, measure) and print its tidy row")
+    _add_server_arguments(p)
+    p.add_argument("--route", default="/plaintext", help="contract route with its query, e.g. '/cpu?n=1000' (default /plaintext)")
+    p.add_argument("--connections", type=int, default=64, help="closed loop: wrk connections (default 64)")
+    p.add_argument("--rate", type=float, help="open loop: requests per second with vegeta (instead of wrk)")
+    p.add_argument("--duration", default="10s", help="measured window, whole seconds (default 10s)")
+    p.add_argument("--warmup", default="5s", help="discarded warm-up before the window (default 5s)")
+    p.add_argument("--threads", type=int, default=1, help="wrk threads (default 1)")
+    p.add_argument("--pipeline", type=int, default=1, help="wrk pipeline depth (default 1: no pipelining)")
+    p.add_argument("--loadgen-cpus", default="0", help="cpuset for the loadgen (default 0; disjoint from the server's)")
+    p.add_argument("--memory-limit-mib", type=int, default=2048, help="server memory limit in MiB (default 2048)")
+    p.add_argument("--cpu-quota", type=float, help="server CPU quota in CPUs (e.g. 0.5), below its cpuset")
+    p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
+    p.add_argument("--json", action="store_true", help="print the row as one JSON object")
+    p.set_defaults(func=command_trial)
+
+    p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
+    p.add_argument("--run", help="only the containers of this run id")
+    p.set_defaults(func=command_clean)
+    return parser
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C, so every `finally` removes its containers."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    _interrupt_on_sigterm()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except LoadlabError as error:
+        print(f"loadlab: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("loadlab: interrupted; containers were removed", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Exceptions with messages a user can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class LoadlabError(Exception):
+    """Base class: every error loadlab raises on purpose."""
+
+
+class ParameterError(LoadlabError, ValueError):
+    """A parameter is wrong. Raised before any container starts.
+
+    The message names the parameter, the value given and what is allowed.
+    """
+
+    def __init__(self, parameter: str, value: object, allowed: str | Iterable[str]):
+        if not isinstance(allowed, str):
+            allowed = "one of " + ", ".join(str(a) for a in allowed)
+        self.parameter = parameter
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"{parameter}={value!r} is not allowed: {parameter} must be {allowed}")
+
+
+class DockerUnavailableError(LoadlabError):
+    """No Docker engine answers; the message says how to start one."""
+
+
+class BuildError(LoadlabError):
+    """An image build failed; the message carries the tail of the build log."""
+
+
+class TrialFailure(LoadlabError):
+    """A trial failed for a recorded reason (crash, OOM, health timeout, ...)."""
+
+    def __init__(self, reason: str, detail: str = "", logs: str = ""):
+        self.reason = reason
+        self.detail = detail
+        self.logs = logs
+        super().__init__(f"{reason}: {detail}" if detail else reason)

@@ -1,0 +1,241 @@
+"""Build the base image and the server and loadgen images.
+
+The base image `loadlab/base:trixie` comes from `debian:trixie-slim` where a
+registry answers and from `debootstrap` + `docker import` where none does.
+
+Builds use the classic builder through the Docker SDK (no BuildKit, which
+Debian's engine may lack). The build context is the server folder plus one
+extra file, `ca-bundle.crt`: a CA bundle for TLS-intercepting networks (empty
+when none is wanted). Dockerfiles append it to the trust store of their build
+stages only; final stages start from the base image again, so it never lands
+in an image that runs (tests/test_images.py checks).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from . import paths
+from .errors import BuildError, ParameterError
+from .servers import LOADGEN, ServerSpec, loadgen_image
+
+BASE_IMAGE = "loadlab/base:trixie"
+BASE_REGISTRY_IMAGE = "debian:trixie-slim"
+DEBIAN_MIRROR = os.environ.get("LOADLAB_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+CA_BUNDLE_ENV = "LOADLAB_CA_BUNDLE"
+DEFAULT_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
+BUILD_CONTEXT_CA_NAME = "ca-bundle.crt"
+BUILD_INPUTS_DIR = "build-inputs"
+# The files a build never needs; keeping them out keeps the context small.
+_CONTEXT_EXCLUDES = {"target", "__pycache__", ".venv", "node_modules", ".git"}
+
+
+def ca_bundle_path(explicit: str | None = None) -> Path | None:
+    """The CA bundle to trust in build stages.
+
+    `explicit` (or $LOADLAB_CA_BUNDLE) wins; "none" means no bundle. Without
+    either, the host's own bundle is used, because a network that intercepts
+    TLS for the host does so for the build containers too.
+    """
+    choice = explicit if explicit is not None else os.environ.get(CA_BUNDLE_ENV)
+    if choice is not None:
+        if choice.lower() == "none" or choice == "":
+            return None
+        path = Path(choice)
+        if not path.is_file():
+            raise ParameterError("ca_bundle", choice, "a readable PEM file, or 'none'")
+        return path
+    for candidate in DEFAULT_CA_BUNDLES:
+        if Path(candidate).is_file():
+            return Path(candidate)
+    return None
+
+
+def resolve_build_inputs(spec: ServerSpec | None) -> dict[str, Path]:
+    """Build argument -> local file, for the inputs whose environment variable is set."""
+    resolved: dict[str, Path] = {}
+    for argument, variable in (spec.build_inputs if spec else {}).items():
+        value = os.environ.get(variable)
+        if not value:
+            continue
+        path = Path(value)
+        if not path.is_file():
+            raise ParameterError(variable, value, "a readable file (or unset)")
+        resolved[argument] = path
+    return resolved
+
+
+def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = 0o644
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _build_context(directory: Path, ca_bundle: Path | None, inputs: dict[str, Path] | None = None) -> io.BytesIO:
+    """The server folder, plus ca-bundle.crt and build-inputs/ (always present, maybe empty)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(directory.rglob("*")):
+            relative = path.relative_to(directory)
+            if any(part in _CONTEXT_EXCLUDES for part in relative.parts) or not path.is_file():
+                continue
+            tar.add(path, arcname=str(relative), recursive=False)
+        _add_bytes(tar, BUILD_CONTEXT_CA_NAME, ca_bundle.read_bytes() if ca_bundle else b"")
+        _add_bytes(tar, f"{BUILD_INPUTS_DIR}/.keep", b"")
+        for path in (inputs or {}).values():
+            tar.add(path, arcname=f"{BUILD_INPUTS_DIR}/{path.name}", recursive=False)
+    buffer.seek(0)
+    return buffer
+
+
+def build_image(
+    client: docker.DockerClient,
+    directory: Path,
+    tag: str,
+    build_args: dict[str, str] | None = None,
+    ca_bundle: Path | None = None,
+    log=print,
+    log_path: Path | None = None,
+    inputs: dict[str, Path] | None = None,
+) -> str:
+    """Build `directory`'s Dockerfile as `tag`, streaming the log; returns the image id.
+
+    Raises BuildError with the last lines of the log on failure.
+    """
+    context = _build_context(directory, ca_bundle, inputs)
+    # Each input's build argument names its path in the context; unset ones are "".
+    args = {"BASE_IMAGE": BASE_IMAGE, **(build_args or {})}
+    args.update({argument: f"{BUILD_INPUTS_DIR}/{path.name}" for argument, path in (inputs or {}).items()})
+    lines: list[str] = []
+    log_file = open(log_path, "w") if log_path else None
+    image_id = None
+    try:
+        stream = client.api.build(
+            fileobj=context, custom_context=True, tag=tag, buildargs=args, rm=True,
+            forcerm=True, decode=True, labels={"loadlab.source": directory.name},
+        )
+        for chunk in stream:
+            if "error" in chunk:
+                lines.append(chunk["error"].rstrip())
+                raise BuildError(f"building {tag} from {directory} failed:\n" + "\n".join(lines[-40:]))
+            text = chunk.get("stream", "")
+            if "aux" in chunk and "ID" in chunk["aux"]:
+                image_id = chunk["aux"]["ID"]
+            for line in text.splitlines():
+                lines.append(line)
+                if log_file:
+                    log_file.write(line + "\n")
+                if line.startswith("Step ") or line.startswith("Successfully"):
+                    log(f"  [{tag}] {line}")
+    except docker.errors.APIError as error:
+        raise BuildError(f"building {tag} from {directory} failed: {error}\n" + "\n".join(lines[-40:])) from error
+    finally:
+        if log_file:
+            log_file.close()
+    return image_id or client.images.get(tag).id
+
+
+def image_exists(client: docker.DockerClient, tag: str) -> bool:
+    try:
+        client.images.get(tag)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def _pull_base(client: docker.DockerClient, log) -> bool:
+    try:
+        log(f"pulling {BASE_REGISTRY_IMAGE}")
+        image = client.images.pull(BASE_REGISTRY_IMAGE)
+    except Exception as error:  # no registry: the expected case on closed networks
+        log(f"  pull failed ({str(error).splitlines()[0][:120]}); building from Debian's archive instead")
+        return False
+    image.tag(*BASE_IMAGE.split(":"))
+    return True
+
+
+def _debootstrap_base(client: docker.DockerClient, log) -> None:
+    if os.geteuid() != 0:
+        raise BuildError(
+            f"{BASE_IMAGE} is missing, no registry answers, and building it with debootstrap needs root: "
+            "run `make images` as root once, or load an image with `docker load`."
+        )
+    if shutil.which("debootstrap") is None:
+        log("installing debootstrap (apt-get)")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-q", "debootstrap"], check=True, env=env, stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory(prefix="loadlab-rootfs-") as temporary:
+        rootfs = Path(temporary) / "trixie"
+        log(f"debootstrap trixie from {DEBIAN_MIRROR} (about a minute)")
+        result = subprocess.run(
+            ["debootstrap", "--variant=minbase", "--include=ca-certificates", "trixie", str(rootfs), DEBIAN_MIRROR],
+            capture_output=True, text=True,
+        )
+        if result.returncode != 0:
+            raise BuildError("debootstrap failed:\n" + (result.stdout + result.stderr)[-3000:])
+        # A slimmer image: no apt lists or caches (each Dockerfile runs apt-get update).
+        for leftover in ("var/lib/apt/lists", "var/cache/apt/archives"):
+            for path in (rootfs / leftover).glob("*"):
+                if path.is_file():
+                    path.unlink()
+        log(f"docker import -> {BASE_IMAGE}")
+        tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+        importer = subprocess.run(
+            ["docker", "import", "--change", 'CMD ["bash"]', "-", BASE_IMAGE],
+            stdin=tar.stdout, capture_output=True, text=True,
+        )
+        tar.wait()
+        if importer.returncode != 0:
+            # Without the docker CLI, import through the SDK (slower: the tar is buffered).
+            data = subprocess.run(["tar", "-C", str(rootfs), "-c", "."], capture_output=True, check=True).stdout
+            client.images.import_image(data, repository=BASE_IMAGE.split(":")[0], tag=BASE_IMAGE.split(":")[1])
+
+
+def ensure_base_image(client: docker.DockerClient, log=print) -> None:
+    if image_exists(client, BASE_IMAGE):
+        return
+    if not _pull_base(client, log):
+        _debootstrap_base(client, log)
+
+
+def ensure_image(
+    client: docker.DockerClient,
+    spec: ServerSpec | None,
+    variant: str | None = None,
+    rebuild: bool = False,
+    ca_bundle: Path | None = None,
+    log=print,
+) -> str:
+    """Build a server image (or the loadgen image when `spec` is None) if missing."""
+    ensure_base_image(client, log)
+    if spec is None:
+        tag, directory, args = loadgen_image(), paths.SERVERS_DIR / LOADGEN, {}
+    else:
+        variant = spec.check_variant(variant)
+        tag, directory, args = spec.image(variant), spec.directory, spec.variants[variant]
+    if not rebuild and image_exists(client, tag):
+        return tag
+    inputs = resolve_build_inputs(spec)
+    if spec is not None:
+        args = {**{argument: "" for argument in spec.build_inputs}, **args}
+    log(f"building {tag}")
+    build_image(
+        client, directory, tag, args, ca_bundle if ca_bundle is not None else ca_bundle_path(), log, inputs=inputs
+    )
+    return tag
+
+
+def image_digest(client: docker.DockerClient, tag: str) -> str:
+    """The image id (content digest of its config), for provenance."""
+    return client.images.get(tag).id

@@ -1,0 +1,122 @@
+"""vegeta: the open-loop command line and its per-request results.
+
+`vegeta encode --to csv` writes one row per request with the columns below;
+latencies are folded into an HdrHistogram (microsecond resolution, 3
+significant digits) so trials can be merged without averaging percentiles.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hdrh.histogram import HdrHistogram
+
+RESULTS_BIN = "vegeta.bin"
+RESULTS_CSV_GZ = "vegeta.csv.gz"
+REPORT_JSON = "vegeta-report.json"
+CSV_COLUMNS = (
+    "timestamp_ns", "code", "latency_ns", "bytes_out", "bytes_in", "error",
+    "body_base64", "attack", "seq", "method", "url", "headers_base64",
+)
+HISTOGRAM_LOWEST_US = 1
+HISTOGRAM_HIGHEST_US = 3_600_000_000  # one hour
+HISTOGRAM_SIGNIFICANT_DIGITS = 3
+
+
+def read_results_csv(source: Path | str | io.TextIOBase) -> pd.DataFrame:
+    """Per-request results: t_s (from the first request), status, latency_s, bytes, error."""
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", newline="") as handle:
+            rows = list(csv.reader(handle))
+    else:
+        rows = list(csv.reader(source))
+    frame = pd.DataFrame(
+        [row[: len(CSV_COLUMNS)] for row in rows], columns=list(CSV_COLUMNS[: len(rows[0])]) if rows else CSV_COLUMNS
+    )
+    if frame.empty:
+        return pd.DataFrame(columns=["t_s", "status", "latency_s", "bytes_in", "bytes_out", "error", "seq"])
+    timestamps = frame["timestamp_ns"].astype("int64")
+    return pd.DataFrame(
+        {
+            "t_s": (timestamps - timestamps.min()) / 1e9,
+            "status": frame["code"].astype("int64"),
+            "latency_s": frame["latency_ns"].astype("int64") / 1e9,
+            "bytes_in": frame["bytes_in"].astype("int64"),
+            "bytes_out": frame["bytes_out"].astype("int64"),
+            "error": frame["error"].fillna(""),
+            "seq": frame["seq"].astype("int64"),
+        }
+    )
+
+
+def latency_histogram(latencies_s: np.ndarray) -> HdrHistogram:
+    """Fold latencies (seconds) into an HdrHistogram counting microseconds."""
+    histogram = HdrHistogram(HISTOGRAM_LOWEST_US, HISTOGRAM_HIGHEST_US, HISTOGRAM_SIGNIFICANT_DIGITS)
+    for value_us in np.clip(np.round(np.asarray(latencies_s) * 1e6), HISTOGRAM_LOWEST_US, HISTOGRAM_HIGHEST_US):
+        histogram.record_value(int(value_us))
+    return histogram
+
+
+@dataclass(frozen=True)
+class VegetaSummary:
+    """One open-loop run. Rates in requests per second, latencies in seconds."""
+
+    requests: int
+    rate_offered_rps: float
+    throughput_rps: float
+    success_ratio: float
+    status_codes: dict[str, int]
+    errors: list[str]
+    duration_s: float
+
+
+def parse_report(text: str) -> VegetaSummary:
+    """`vegeta report -type=json` output."""
+    document = json.loads(text)
+    return VegetaSummary(
+        requests=int(document["requests"]),
+        rate_offered_rps=float(document["rate"]),
+        throughput_rps=float(document["throughput"]),
+        success_ratio=float(document["success"]),
+        status_codes={str(k): int(v) for k, v in (document.get("status_codes") or {}).items()},
+        errors=list(document.get("errors") or []),
+        duration_s=(document["duration"] + document.get("wait", 0)) / 1e9,
+    )
+
+
+def summarize_results(results: pd.DataFrame) -> dict:
+    """Counts by kind from per-request results (status 0 means no HTTP answer)."""
+    answered = results["status"] > 0
+    return {
+        "requests": int(len(results)),
+        "ok": int(((results["status"] >= 200) & (results["status"] < 400)).sum()),
+        "non_2xx_3xx": int((answered & ((results["status"] < 200) | (results["status"] >= 400))).sum()),
+        "timeouts": int(results["error"].str.contains("Client.Timeout|timeout", case=False, regex=True).sum()),
+        "connect_errors": int(results["error"].str.contains("connect:", regex=False).sum()),
+        "other_errors": int((~answered).sum()),
+    }
+
+
+def attack_command(url: str, rate_rps: float, duration_s: float, timeout_s: float, max_workers: int) -> list[str]:
+    """A shell command (run by `sh -c` in the loadgen image) that attacks, then encodes and reports.
+
+    Results stay on disk in vegeta's binary form, then CSV (gzip) and the JSON report.
+    """
+    target = f"GET {url}"
+    return [
+        "sh", "-c",
+        f"echo '{target}' | vegeta attack -rate={rate_rps:g}/s -duration={duration_s:g}s "
+        f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive=true -output=/out/{RESULTS_BIN} "
+        f"&& vegeta encode --to csv /out/{RESULTS_BIN} | gzip -1 > /out/{RESULTS_CSV_GZ} "
+        f"&& vegeta report -type=json -output=/out/{REPORT_JSON} /out/{RESULTS_BIN} "
+        f"&& rm /out/{RESULTS_BIN}",
+    ]

@@ -1,0 +1,33 @@
+"""Every path the project uses, defined once (cookiecutter-data-science style).
+
+`LOADLAB_ROOT` overrides the repository root, e.g. to keep data elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _find_root() -> Path:
+    env = os.environ.get("LOADLAB_ROOT")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "servers" / "CONTRACT.md").is_file() and (parent / "pyproject.toml").is_file():
+            return parent
+    return Path.cwd().resolve()
+
+
+ROOT = _find_root()
+SERVERS_DIR = ROOT / "servers"
+CONTRACT_MD = SERVERS_DIR / "CONTRACT.md"
+ENV_DIR = ROOT / "env"
+DATA_DIR = ROOT / "data"
+RAW_DIR = DATA_DIR / "raw"
+PROCESSED_DIR = DATA_DIR / "processed"
+REPORTS_DIR = ROOT / "reports"
+FIGURES_DIR = REPORTS_DIR / "figures"
+NOTEBOOKS_DIR = ROOT / "notebooks"
+CLAIMS_YAML_CANDIDATES = (ROOT / "shared" / "claims.yaml", ROOT.parent / "shared" / "claims.yaml")

@@ -1,0 +1,149 @@
+"""The registry of servers: what `servers/<name>/loadlab.yaml` declares.
+
+Each server folder describes itself (runtime, model, image variants, knobs
+with their allowed values, the routes it serves), so adding a server never
+means editing the harness. Settings are validated here, before any container
+starts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from . import paths
+from .contract import LOAD_ROUTES, ROUTES
+from .errors import ParameterError
+
+LOADGEN = "loadgen"
+IMAGE_PREFIX = "loadlab"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One environment variable a server reads.
+
+    Exactly one of `choices`, `integer_range` or `free` describes its values.
+    """
+
+    name: str
+    default: str | None
+    help: str
+    choices: tuple[str, ...] = ()
+    integer_range: tuple[int, int] | None = None
+
+    def check(self, value: str) -> None:
+        if self.choices and value not in self.choices:
+            raise ParameterError(f"setting {self.name}", value, self.choices)
+        if self.integer_range is not None:
+            low, high = self.integer_range
+            if not re.fullmatch(r"[0-9]+", value) or not low <= int(value) <= high:
+                raise ParameterError(f"setting {self.name}", value, f"an integer from {low} to {high}")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    directory: Path
+    runtime: str
+    model: str
+    routes: tuple[str, ...]
+    variants: dict[str, dict[str, str]]  # variant -> Docker build args
+    default_variant: str
+    knobs: dict[str, Knob] = field(default_factory=dict)
+    profilers: tuple[str, ...] = ()
+    contestant: bool = True
+    # Build argument -> environment variable naming a local file to put in
+    # the build context (e.g. an offline PECL package). See images.py.
+    build_inputs: dict[str, str] = field(default_factory=dict)
+
+    def image(self, variant: str | None = None) -> str:
+        return f"{IMAGE_PREFIX}/{self.name}:{variant or self.default_variant}"
+
+    def check_variant(self, variant: str | None) -> str:
+        variant = variant or self.default_variant
+        if variant not in self.variants:
+            raise ParameterError("variant", variant, sorted(self.variants))
+        return variant
+
+    def check_settings(self, settings: dict[str, str]) -> dict[str, str]:
+        """Validate knob values; returns them as strings (env values)."""
+        checked: dict[str, str] = {}
+        for name, value in settings.items():
+            if name in ("HOST", "PORT"):
+                raise ParameterError(f"setting {name}", value, "set by the harness, not by settings")
+            if name not in self.knobs:
+                raise ParameterError(
+                    "setting", name, sorted(self.knobs) or ["(this server has no knobs)"]
+                )
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            self.knobs[name].check(text)
+            checked[name] = text
+        return checked
+
+    def check_route(self, route: str) -> None:
+        if route not in self.routes:
+            raise ParameterError("route", route, f"a route {self.name} serves: {', '.join(self.routes)}")
+
+
+def _parse_knob(name: str, raw: dict) -> Knob:
+    integer_range = raw.get("integer")
+    return Knob(
+        name=name,
+        default=None if raw.get("default") is None else str(raw.get("default")),
+        help=raw.get("help", ""),
+        choices=tuple(str(c) for c in raw.get("choices", ())),
+        integer_range=(int(integer_range[0]), int(integer_range[1])) if integer_range else None,
+    )
+
+
+def load_spec(directory: Path) -> ServerSpec:
+    raw = yaml.safe_load((directory / "loadlab.yaml").read_text())
+    routes = raw.get("routes", "all")
+    routes = ROUTES if routes == "all" else tuple(routes)
+    unknown = [r for r in routes if r not in ROUTES]
+    if unknown:
+        raise ValueError(f"{directory}/loadlab.yaml names routes outside the contract: {unknown}")
+    variants = {str(k): {str(a): str(b) for a, b in (v or {}).items()} for k, v in (raw.get("variants") or {"latest": {}}).items()}
+    return ServerSpec(
+        name=directory.name,
+        directory=directory,
+        runtime=raw["runtime"],
+        model=raw["model"],
+        routes=routes,
+        variants=variants,
+        default_variant=str(raw.get("default_variant", next(iter(variants)))),
+        knobs={name: _parse_knob(name, k or {}) for name, k in (raw.get("knobs") or {}).items()},
+        profilers=tuple(raw.get("profilers", ())),
+        contestant=bool(raw.get("contestant", True)),
+        build_inputs={str(k): str(v["env"]) for k, v in (raw.get("build_inputs") or {}).items()},
+    )
+
+
+@cache
+def all_servers(servers_dir: Path = paths.SERVERS_DIR) -> dict[str, ServerSpec]:
+    """Every server folder with a loadlab.yaml, by name (loadgen excluded)."""
+    return {
+        directory.name: load_spec(directory)
+        for directory in sorted(servers_dir.iterdir())
+        if (directory / "loadlab.yaml").is_file() and directory.name != LOADGEN
+    }
+
+
+def get_server(name: str) -> ServerSpec:
+    servers = all_servers()
+    if name not in servers:
+        raise ParameterError("server", name, sorted(servers))
+    return servers[name]
+
+
+def loadgen_image() -> str:
+    return f"{IMAGE_PREFIX}/{LOADGEN}:latest"
+
+
+def load_routes_of(spec: ServerSpec) -> tuple[str, ...]:
+    return tuple(r for r in spec.routes if r in LOAD_ROUTES)

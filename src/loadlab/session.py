@@ -1,0 +1,142 @@
+"""A running, healthy server container that is removed on every exit path.
+
+    with ServerSession.start(server="go-nethttp") as running:
+        ... running.host, running.port, running.health ...
+
+Parameters are validated before the engine is touched; the container is
+removed when the block ends, whether it returns, raises or is interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from . import container, engine, images
+from .errors import ParameterError
+from .servers import ServerSpec, get_server
+
+HEALTH_TIMEOUT_S = 60.0
+
+
+def parse_cpuset(text: str, parameter: str) -> set[int]:
+    """'0-2,4' -> {0, 1, 2, 4}; raises ParameterError naming `parameter`."""
+    cpus: set[int] = set()
+    try:
+        for part in str(text).split(","):
+            if "-" in part:
+                low, high = part.split("-", 1)
+                if int(low) > int(high):
+                    raise ValueError
+                cpus.update(range(int(low), int(high) + 1))
+            else:
+                cpus.add(int(part))
+    except ValueError:
+        raise ParameterError(parameter, text, "a cpuset such as '1' or '0-2,4'") from None
+    if not cpus or min(cpus) < 0:
+        raise ParameterError(parameter, text, "a cpuset such as '1' or '0-2,4'")
+    return cpus
+
+
+def host_cpus() -> set[int]:
+    """CPUs this process may run on (the engine's, when it is local)."""
+    return set(os.sched_getaffinity(0))
+
+
+def check_cpusets(server_cpus: str, loadgen_cpus: str | None = None, check_host: bool = True) -> None:
+    """CPU sets exist on this host and the server's and the loadgen's do not overlap."""
+    server = parse_cpuset(server_cpus, "server_cpus")
+    available = host_cpus()
+    if check_host and not server <= available:
+        raise ParameterError("server_cpus", server_cpus, f"CPUs present on this host: {sorted(available)}")
+    if loadgen_cpus is not None:
+        loadgen = parse_cpuset(loadgen_cpus, "loadgen_cpus")
+        if check_host and not loadgen <= available:
+            raise ParameterError("loadgen_cpus", loadgen_cpus, f"CPUs present on this host: {sorted(available)}")
+        if server & loadgen:
+            raise ParameterError(
+                "loadgen_cpus", loadgen_cpus, f"CPUs disjoint from server_cpus={server_cpus!r} (they share {sorted(server & loadgen)})"
+            )
+
+
+def new_run_id(prefix: str = "run") -> str:
+    import datetime as _dt
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+@dataclass
+class ServerSession:
+    spec: ServerSpec
+    variant: str
+    image: str
+    settings: dict[str, str]
+    placement: container.ServerPlacement
+    run_id: str
+    name: str
+    client: object = None
+    container: object = None
+    port: int = 0
+    health: dict = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return self.placement.host
+
+    @classmethod
+    def start(
+        cls,
+        server: str,
+        variant: str | None = None,
+        settings: dict[str, str] | None = None,
+        cpuset: str = "1",
+        memory_limit_bytes: int = 2 * 1024**3,
+        cpu_quota: float | None = None,
+        run_id: str | None = None,
+        name: str | None = None,
+        build: bool = True,
+        client=None,
+    ) -> ServerSession:
+        """Validate everything, then build if needed; the container starts on `__enter__`."""
+        spec = get_server(server)
+        variant = spec.check_variant(variant)
+        checked = spec.check_settings(settings or {})
+        check_cpusets(cpuset)
+        if memory_limit_bytes < 16 * 1024**2:
+            raise ParameterError("memory_limit_bytes", memory_limit_bytes, "at least 16 MiB")
+        if cpu_quota is not None and not 0.01 <= cpu_quota <= len(parse_cpuset(cpuset, "server_cpus")):
+            raise ParameterError("cpu_quota", cpu_quota, "between 0.01 and the number of CPUs in server_cpus")
+        client = client or engine.ensure_engine()
+        if build:
+            image = images.ensure_image(client, spec, variant)
+        else:
+            image = spec.image(variant)
+            if not images.image_exists(client, image):
+                raise ParameterError("server", server, f"a built image ({image} is missing: run `loadlab build --server {server}`)")
+        run_id = run_id or new_run_id("adhoc")
+        placement = container.ServerPlacement(cpuset=cpuset, memory_limit_bytes=memory_limit_bytes, cpu_quota=cpu_quota)
+        return cls(spec, variant, image, checked, placement, run_id, name or f"loadlab-{run_id}-{spec.name}", client)
+
+    def __enter__(self) -> ServerSession:
+        self.port = container.free_port(self.host)
+        try:
+            self.container = container.start_server(
+                self.client, self.image, self.run_id, self.name, self.port, self.settings, self.placement
+            )
+            self.health = container.wait_healthy(self.container, self.url("/health"), HEALTH_TIMEOUT_S)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def url(self, target: str) -> str:
+        return f"http://{self.host}:{self.port}{target}"
+
+    def close(self) -> None:
+        if self.container is not None:
+            container.remove(self.container)
+
+    def __exit__(self, *exc) -> None:
+        self.close()

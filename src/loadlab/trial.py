@@ -1,0 +1,273 @@
+"""One trial: a fresh server container, verify, warm-up, one measured window.
+
+    start -> healthy -> verify -> warm up (discarded) -> measure (+ sampler) -> collect -> remove
+
+The trial's files go to the folder it is given (see rundir.py for how runs
+make that atomic). A trial that fails records why in trial.json and keeps the
+server's log tail; only programming errors escape as exceptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import container, contract, images, sampler, verify
+from .errors import ParameterError, TrialFailure
+from .loadgen import run as loadgen_run
+from .loadgen import vegeta, wrk
+from .rundir import write_json_atomic, write_text_atomic
+from .servers import get_server, loadgen_image
+from .session import ServerSession, check_cpusets, parse_cpuset
+
+# A loadgen core at or above this utilization measured itself, not the server.
+LOADGEN_SATURATION_UTILIZATION = 0.95
+LOAD_MODES = ("closed", "open")
+
+
+def parse_duration_s(value, parameter: str) -> float:
+    """'10s', '500ms', '2m', or a number of seconds -> seconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m)?\s*", str(value))
+        if not match:
+            raise ParameterError(parameter, value, "a duration such as '10s', '500ms' or '2m'")
+        seconds = float(match.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[match.group(2)]
+    return seconds
+
+
+@dataclass
+class TrialConfig:
+    """Everything that defines one trial. Durations in seconds, memory in bytes."""
+
+    server: str
+    route: str = "/plaintext"
+    variant: str | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    load_mode: str = "closed"
+    connections: int = 64
+    rate_rps: float | None = None
+    duration_s: float = 10.0
+    warmup_s: float = 5.0
+    loadgen_threads: int = 1
+    request_timeout_s: int = 2
+    pipeline_depth: int = 1
+    server_cpus: str = "1"
+    loadgen_cpus: str = "0"
+    memory_limit_bytes: int = 2 * 1024**3
+    cpu_quota: float | None = None
+    verify: bool = True
+
+    def validate(self) -> TrialConfig:
+        """Check every field before anything starts; raises ParameterError naming the field."""
+        spec = get_server(self.server)
+        self.variant = spec.check_variant(self.variant)
+        self.settings = spec.check_settings(self.settings)
+        route, _ = contract.validate_route(self.route)
+        spec.check_route(route)
+        if route == "/health":
+            raise ParameterError("route", self.route, "a load route: " + ", ".join(contract.LOAD_ROUTES))
+        if self.load_mode not in LOAD_MODES:
+            raise ParameterError("load_mode", self.load_mode, LOAD_MODES)
+        self.duration_s = parse_duration_s(self.duration_s, "duration")
+        self.warmup_s = parse_duration_s(self.warmup_s, "warmup")
+        # wrk takes whole seconds; the open loop is held to the same grid for comparability.
+        if self.duration_s < 1 or self.duration_s != int(self.duration_s):
+            raise ParameterError("duration", self.duration_s, "a whole number of seconds, at least 1")
+        if self.warmup_s < 0 or self.warmup_s != int(self.warmup_s):
+            raise ParameterError("warmup", self.warmup_s, "a whole number of seconds, 0 or more")
+        if self.load_mode == "closed":
+            if not isinstance(self.connections, int) or self.connections < 1:
+                raise ParameterError("connections", self.connections, "an integer of at least 1")
+            if self.loadgen_threads < 1 or self.loadgen_threads > self.connections:
+                raise ParameterError("loadgen_threads", self.loadgen_threads, f"from 1 to connections ({self.connections})")
+        else:
+            if self.rate_rps is None or not self.rate_rps > 0:
+                raise ParameterError("rate_rps", self.rate_rps, "a positive request rate for load_mode='open'")
+            if self.pipeline_depth != 1:
+                raise ParameterError("pipeline_depth", self.pipeline_depth, "1 in load_mode='open' (vegeta does not pipeline)")
+        if not 1 <= self.pipeline_depth <= 256:
+            raise ParameterError("pipeline_depth", self.pipeline_depth, "an integer from 1 to 256")
+        if not 1 <= self.request_timeout_s <= 60:
+            raise ParameterError("request_timeout_s", self.request_timeout_s, "an integer from 1 to 60")
+        check_cpusets(self.server_cpus, self.loadgen_cpus)
+        return self
+
+    def label(self) -> str:
+        knobs = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
+        load = f"c{self.connections}" if self.load_mode == "closed" else f"r{self.rate_rps:g}"
+        return f"{self.server}:{self.variant}" + (f"[{knobs}]" if knobs else "") + f" {self.route} {load}"
+
+
+def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFrame:
+    server = pd.DataFrame([dataclasses.asdict(s) for s in samples["server"]])
+    loadgen = pd.DataFrame([dataclasses.asdict(s) for s in samples["loadgen"]])
+    frame = server.rename(columns={"cpu_seconds": "server_cpu_seconds", "tasks": "server_tasks",
+                                    "memory_in_use_bytes": "server_memory_in_use_bytes"})
+    frame["loadgen_cpu_seconds"] = loadgen["cpu_seconds"].reindex(frame.index).to_numpy() if not loadgen.empty else None
+    return frame
+
+
+def summarize_resources(timeseries: pd.DataFrame, window_s: float, loadgen_cpu_count: int) -> dict:
+    """CPU seconds, peak/mean memory, peak tasks and loadgen utilization over the window."""
+    def delta(column: str) -> float | None:
+        values = timeseries[column].dropna() if column in timeseries else pd.Series(dtype=float)
+        return float(values.iloc[-1] - values.iloc[0]) if len(values) >= 2 else None
+
+    memory = timeseries["server_memory_in_use_bytes"].dropna()
+    tasks = timeseries["server_tasks"].dropna()
+    loadgen_cpu_s = delta("loadgen_cpu_seconds")
+    utilization = loadgen_cpu_s / window_s / loadgen_cpu_count if loadgen_cpu_s is not None and window_s > 0 else None
+    return {
+        "server_cpu_seconds": delta("server_cpu_seconds"),
+        "memory_peak_bytes": int(memory.max()) if len(memory) else None,
+        "memory_mean_bytes": float(memory.mean()) if len(memory) else None,
+        "tasks_peak": int(tasks.max()) if len(tasks) else None,
+        "loadgen_cpu_seconds": loadgen_cpu_s,
+        "loadgen_cpu_utilization": utilization,
+        "loadgen_saturated": bool(utilization is not None and utilization >= LOADGEN_SATURATION_UTILIZATION),
+        "samples": int(len(timeseries)),
+    }
+
+
+def _closed_loop_row(report: wrk.WrkReport) -> dict:
+    row = {
+        "requests": report.requests,
+        "duration_s": report.duration_s,
+        "throughput_rps": report.requests_per_s,
+        "latency_mean_s": report.latency_mean_s,
+        "latency_max_s": report.latency_max_s,
+        "latency_kind": "closed-loop (coordinated omission: stalls are hidden)",
+    }
+    for percentile in wrk.SUMMARY_PERCENTILES:
+        row[f"latency_p{percentile:g}_s".replace(".", "_")] = report.latency_percentile_s(percentile)
+    row.update({f"errors_{kind}": count for kind, count in report.errors.items()})
+    row["errors_total"] = report.error_count
+    return row
+
+
+def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
+    results = vegeta.read_results_csv(output_dir / vegeta.RESULTS_CSV_GZ)
+    histogram = vegeta.latency_histogram(results["latency_s"].to_numpy())
+    counts = vegeta.summarize_results(results)
+    row = {
+        "requests": summary.requests,
+        "duration_s": summary.duration_s,
+        "rate_offered_rps": summary.rate_offered_rps,
+        "throughput_rps": summary.throughput_rps,
+        "latency_mean_s": float(results["latency_s"].mean()) if len(results) else None,
+        "latency_max_s": histogram.get_max_value() / 1e6,
+        "latency_kind": "open-loop (constant rate)",
+        "latency_histogram_hdr": histogram.encode().decode(),
+    }
+    for percentile in wrk.SUMMARY_PERCENTILES:
+        row[f"latency_p{percentile:g}_s".replace(".", "_")] = histogram.get_value_at_percentile(percentile) / 1e6
+    row.update({
+        "errors_status": counts["non_2xx_3xx"], "errors_timeout": counts["timeouts"],
+        "errors_connect": counts["connect_errors"], "errors_total": counts["requests"] - counts["ok"],
+    })
+    return row
+
+
+def _load(config: TrialConfig, session: ServerSession, output_dir: Path, name: str, duration_s: float, sampled: bool):
+    """One loadgen invocation; with `sampled`, resources are sampled while it runs."""
+    url = session.url(config.route)
+    client = session.client
+    if config.load_mode == "closed":
+        argv, environment = wrk.command(url, config.connections, int(duration_s), config.loadgen_threads,
+                                        config.request_timeout_s, config.pipeline_depth)
+        log_name = "wrk.log"
+    else:
+        argv, environment = vegeta.attack_command(url, config.rate_rps, duration_s, config.request_timeout_s, 10_000), {}
+        log_name = "vegeta.log"
+    loadgen = loadgen_run.start(client, loadgen_image(), session.run_id, name, argv, environment, output_dir, config.loadgen_cpus)
+    samples = None
+    if sampled:
+        sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen)}
+        with sampler.Sampler(sources) as running:
+            loadgen_run.finish(loadgen, output_dir, duration_s + config.request_timeout_s + loadgen_run.DEADLINE_MARGIN_S, log_name)
+        samples = running.samples
+    else:
+        loadgen_run.finish(loadgen, output_dir, duration_s + config.request_timeout_s + loadgen_run.DEADLINE_MARGIN_S, log_name)
+    crashed = container.describe_exit(session.container)
+    if crashed is not None:
+        raise crashed
+    if config.load_mode == "closed":
+        result = loadgen_run.wrk_report(output_dir)
+    else:
+        report = output_dir / vegeta.REPORT_JSON
+        if not report.exists():
+            raise TrialFailure("loadgen-error", "vegeta wrote no report", (output_dir / log_name).read_text(errors="replace"))
+        result = vegeta.parse_report(report.read_text())
+    return result, samples
+
+
+def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_number: int = 1, log=print) -> dict:
+    """Run one validated trial into `trial_dir`; returns its tidy row (also saved as result.json).
+
+    The row has `status` 'ok' or 'failed' and, when failed, `failure_reason`.
+    """
+    trial_dir = Path(trial_dir)
+    started = time.time()
+    record = {
+        "trial": trial_number, "run_id": run_id, "condition": config.label(),
+        "config": dataclasses.asdict(config), "started_unix_s": started, "status": "running",
+    }
+    row = {"trial": trial_number, "run_id": run_id, "server": config.server, "variant": config.variant,
+           "route": config.route, "load_mode": config.load_mode, "connections": config.connections,
+           "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
+    session = None
+    try:
+        images.ensure_image(client, None, log=log)
+        session = ServerSession.start(
+            server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
+            memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, run_id=run_id,
+            name=f"loadlab-{run_id}-t{trial_number}-server", client=client,
+        )
+        record["image"] = session.image
+        record["image_id"] = images.image_digest(client, session.image)
+        with session:
+            write_json_atomic(trial_dir / "health.json", session.health)
+            record["open_file_limit"] = container.open_file_limit(session.container)
+            if config.verify:
+                checks = verify.verify_server(session.host, session.port, session.spec.name, session.spec.routes)
+                summary = verify.summarize(checks)
+                write_json_atomic(trial_dir / "verify.json", summary)
+                if not summary["passed"]:
+                    failed = [c.name + ": " + c.detail for c in checks if not c.passed]
+                    raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))
+            if config.warmup_s > 0:
+                _load(config, session, trial_dir / "warmup", f"loadlab-{run_id}-t{trial_number}-warmup", config.warmup_s, False)
+            measured_at = time.time()
+            result, samples = _load(config, session, trial_dir, f"loadlab-{run_id}-t{trial_number}-loadgen", config.duration_s, True)
+            timeseries = _timeseries(samples)
+            timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
+            write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
+            exited = container.describe_exit(session.container)
+            if exited is not None:
+                raise exited
+        row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
+        loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
+        row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
+        row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
+                    "measured_unix_s": measured_at})
+        record["status"] = "ok"
+    except TrialFailure as failure:
+        row.update({"status": "failed", "failure_reason": failure.reason})
+        record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
+        if failure.logs:
+            write_text_atomic(trial_dir / "failure.log", failure.logs)
+        log(f"trial {trial_number} failed: {failure}")
+    finally:
+        if session is not None:
+            session.close()
+        record["ended_unix_s"] = time.time()
+        write_json_atomic(trial_dir / "trial.json", record)
+    write_json_atomic(trial_dir / "result.json", row)
+    return row

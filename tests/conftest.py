@@ -1,0 +1,69 @@
+"""Shared fixtures: a Docker engine and built images, or a skip that says exactly why.
+
+Set LOADLAB_REQUIRE_DOCKER=1 (CI does) to turn "no engine" into a failure
+instead of a skip, so a broken engine can never pass as skipped tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from loadlab import engine, images, servers
+from loadlab.errors import BuildError, DockerUnavailableError
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    try:
+        return engine.ensure_engine(install=os.geteuid() == 0, log=lambda m: None)
+    except DockerUnavailableError as error:
+        if os.environ.get("LOADLAB_REQUIRE_DOCKER") == "1":
+            pytest.fail(f"LOADLAB_REQUIRE_DOCKER=1 but: {error}")
+        pytest.skip(f"no Docker engine: {error}")
+
+
+_build_failures: dict[str, str] = {}
+
+
+def build_or_skip(client, name: str | None, variant: str | None = None) -> str:
+    """Build (if missing) a server image, or the loadgen when name is None.
+
+    A server that needs a build input nobody gave (Swoole's PECL package on a
+    network without PECL) is skipped with the build's own one-line reason;
+    any other build failure fails the test.
+    """
+    spec = servers.get_server(name) if name else None
+    key = f"{name}:{variant}"
+    if key in _build_failures:
+        pytest.skip(_build_failures[key])
+    try:
+        return images.ensure_image(client, spec, variant, log=lambda m: None)
+    except BuildError as error:
+        if spec is not None and spec.build_inputs:
+            reason = next(
+                (line.strip() for line in str(error).splitlines() if line.strip().startswith("loadlab:")),
+                str(error).splitlines()[0],
+            )
+            missing = ", ".join(f"{var} (build arg {arg})" for arg, var in spec.build_inputs.items())
+            _build_failures[key] = f"{spec.image(variant)} cannot be built here: {reason} [inputs: {missing}]"
+            pytest.skip(_build_failures[key])
+        raise
+
+
+@pytest.fixture(scope="session")
+def loadgen_image(docker_client):
+    return build_or_skip(docker_client, None)
+
+
+def fixture_path(*parts: str) -> str:
+    return os.path.join(FIXTURES, *parts)
+
+
+def pytest_collection_modifyitems(config, items):
+    # Slow Docker tests last, so a quick failure shows early.
+    items.sort(key=lambda item: 1 if item.get_closest_marker("docker") else 0)

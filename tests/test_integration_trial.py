@@ -1,0 +1,79 @@
+"""End to end on real containers: go-nethttp driven by the real loadgen image."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from loadlab import container
+from loadlab.rundir import RunDirectory
+from loadlab.session import new_run_id
+from loadlab.trial import TrialConfig, run_trial
+
+from conftest import build_or_skip
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def go_image(docker_client, loadgen_image):
+    return build_or_skip(docker_client, "go-nethttp")
+
+
+def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(docker_client, go_image, tmp_path):
+    run_id = new_run_id("test")
+    run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)
+    config = TrialConfig(server="go-nethttp", route="/json", connections=16, duration_s="3s", warmup_s="1s").validate()
+    partial = run.begin_trial(1)
+    row = run_trial(config, partial, run_id, docker_client, 1, log=lambda m: None)
+    trial_dir = run.finish_trial(1, partial)
+
+    assert row["status"] == "ok", row
+    assert row["throughput_rps"] > 0 and row["requests"] > 0
+    assert row["errors_total"] == 0
+    assert row["memory_peak_bytes"] > 0 and row["samples"] >= 2
+    assert row["server_cpu_seconds"] > 0
+    assert row["runtime_version"].startswith("go1.")
+    for name in ("trial.json", "result.json", "health.json", "verify.json", "wrk.json", "timeseries.csv", "server.log"):
+        assert (trial_dir / name).is_file(), name
+    assert json.loads((trial_dir / "verify.json").read_text())["passed"]
+    assert container.leftovers(docker_client, run_id) == []
+
+
+def test_a_server_that_dies_at_start_is_one_failed_trial_with_reason_and_logs(docker_client, go_image, tmp_path):
+    run_id = new_run_id("test")
+    # The Go runtime refuses a malformed GOMEMLIMIT and exits before serving.
+    config = TrialConfig(server="go-nethttp", route="/json", connections=4, duration_s="1s", warmup_s="0s",
+                         settings={"GOMEMLIMIT": "not-a-size"}).validate()
+    row = run_trial(config, tmp_path, run_id, docker_client, 1, log=lambda m: None)
+    assert row["status"] == "failed" and row["failure_reason"] == "server-exited"
+    record = json.loads((tmp_path / "trial.json").read_text())
+    assert record["failure_reason"] == "server-exited" and "exited with code" in record["failure_detail"]
+    assert "GOMEMLIMIT" in (tmp_path / "failure.log").read_text()
+    assert container.leftovers(docker_client, run_id) == []
+
+
+def test_loadlab_verify_passes_for_go_nethttp(go_image):
+    result = subprocess.run(
+        [sys.executable, "-m", "loadlab.cli", "verify", "--server", "go-nethttp", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["passed"] and summary["failed"] == 0 and summary["checks"] > 50
+
+
+def test_loadlab_trial_cli_prints_a_json_row_and_cleans_up(docker_client, go_image, tmp_path):
+    env = {**__import__("os").environ, "LOADLAB_ROOT": str(tmp_path)}
+    (tmp_path / "servers").symlink_to(__import__("loadlab.paths", fromlist=["x"]).SERVERS_DIR)
+    result = subprocess.run(
+        [sys.executable, "-m", "loadlab.cli", "trial", "--server", "go-nethttp", "--route", "/plaintext",
+         "--connections", "8", "--duration", "2s", "--warmup", "1s", "--json"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = json.loads(result.stdout)
+    assert row["status"] == "ok" and row["throughput_rps"] > 0
+    assert list((tmp_path / "data" / "raw" / "adhoc").glob("*/manifest.json"))
+    assert container.leftovers(docker_client, row["run_id"]) == []

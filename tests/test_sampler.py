@@ -1,0 +1,64 @@
+"""Memory in use, CPU and tasks from real cgroup v1 files and a real Docker stats document."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from loadlab import sampler
+
+from conftest import fixture_path
+
+CGROUP = Path(fixture_path("cgroup-v1"))
+
+
+def test_docker_stats_memory_in_use_is_usage_minus_inactive_file():
+    stats = json.load(open(fixture_path("docker", "stats-cgroup-v1-go-nethttp.json")))
+    memory = stats["memory_stats"]
+    expected = memory["usage"] - memory["stats"]["total_inactive_file"]
+    assert sampler.memory_in_use_from_docker_stats(stats) == expected
+    assert sampler.cpu_seconds_from_docker_stats(stats) == stats["cpu_stats"]["cpu_usage"]["total_usage"] / 1e9
+    assert sampler.tasks_from_docker_stats(stats) == stats["pids_stats"]["current"]
+
+
+def test_cgroup_v1_files_give_the_same_memory_figure_as_the_docker_api():
+    # Both were captured from one idle container within the same second.
+    source = sampler.CgroupSource((CGROUP / "proc-pid-cgroup").read_text(), root=CGROUP / "root")
+    assert source.version == 1
+    stats = json.load(open(fixture_path("docker", "stats-cgroup-v1-go-nethttp.json")))
+    assert source.memory_in_use_bytes() == sampler.memory_in_use_from_docker_stats(stats)
+    assert source.tasks() == stats["pids_stats"]["current"]
+    assert source.cpu_seconds() == pytest.approx(sampler.cpu_seconds_from_docker_stats(stats), rel=0.05)
+
+
+def test_parse_proc_cgroup_maps_every_controller():
+    paths = sampler.parse_proc_cgroup((CGROUP / "proc-pid-cgroup").read_text())
+    assert paths["memory"] == paths["cpuacct"] == paths["pids"] == paths[""]
+    assert paths["memory"].startswith("/docker/")
+
+
+def test_a_vanished_cgroup_reads_as_missing_not_as_zero(tmp_path):
+    source = sampler.CgroupSource((CGROUP / "proc-pid-cgroup").read_text(), root=CGROUP / "root")
+    source.memory_dir = tmp_path / "gone"
+    source.cpu_dir = tmp_path / "gone"
+    reading = source.read(1.0)
+    assert reading.memory_in_use_bytes is None and reading.cpu_seconds is None
+
+
+def test_sampler_ticks_on_schedule_and_takes_a_final_reading():
+    class Counter:
+        calls = 0
+
+        def read(self, t_s):
+            Counter.calls += 1
+            return sampler.ResourceSample(t_s, Counter.calls, float(Counter.calls), 1)
+
+    with sampler.Sampler({"a": Counter()}, interval_s=0.05) as running:
+        import time
+
+        time.sleep(0.3)
+    samples = running.samples["a"]
+    times = [s.t_s for s in samples]
+    # A reading at the start and one after stop(), in order, whatever the machine's load.
+    assert len(samples) >= 2 and times == sorted(times)
+    assert times[0] < times[-1] and times[-1] >= 0.3
