@@ -109,14 +109,17 @@ def command_trial(args) -> int:
     client = engine.ensure_engine()
     run_id = session.new_run_id("trial")
     run = RunDirectory.create("adhoc", run_id)
-    manifest = {"run_id": run_id, "experiment": "adhoc", "parameters": [__import__("dataclasses").asdict(config)],
-                "provenance": provenance.collect(client), "trial_order": [1], "trials": {}}
+    manifest = {"run_id": run_id, "experiment": "adhoc", "status": "running",
+                "parameters": [__import__("dataclasses").asdict(config)], "provenance": provenance.collect(client),
+                "trial_order": [{"trial": 1, "condition": config.label(), "block": 1}], "trials": {}}
     run.write_manifest(manifest)
     try:
         partial = run.begin_trial(1)
         row = run_trial(config, partial, run_id, client, 1, log=lambda m: print(m, file=sys.stderr))
         run.finish_trial(1, partial)
-        manifest["trials"]["1"] = {"status": row["status"], "failure_reason": row.get("failure_reason")}
+        manifest["trials"]["1"] = {"condition": config.label(), "status": row["status"],
+                                   "failure_reason": row.get("failure_reason")}
+        manifest["status"] = "complete"
         run.write_manifest(manifest)
     finally:
         container.clean(client, run_id)
@@ -126,6 +129,53 @@ def command_trial(args) -> int:
         _print_row(row)
         print(f"raw data: {run.path}")
     return 0 if row["status"] == "ok" else 1
+
+
+def command_run(args) -> int:
+    from . import runner
+    from .experiment import Experiment
+
+    experiment = Experiment.from_yaml(args.experiment)  # validated before the engine is touched
+    run = runner.run_experiment(experiment, resume_run_id=args.resume, progress=not args.no_progress,
+                                log=lambda m: print(m, file=sys.stderr))
+    manifest = run.read_manifest()
+    failed = sum(1 for t in manifest["trials"].values() if t["status"] == "failed")
+    print(f"run {run.run_id}: {manifest['status']}, {len(manifest['trials'])} trials ({failed} failed) in {run.path}")
+    if args.process:
+        from .process import process_run
+
+        process_run(run.path)
+        print("processed tables written")
+    return 0 if manifest["status"] == "complete" else 1
+
+
+def command_process(args) -> int:
+    from pathlib import Path
+
+    from .process import processed_dir_for, process_run
+    from .runner import find_run
+
+    run_dir = Path(args.run) if Path(args.run).is_dir() else find_run(args.run)
+    tables = process_run(run_dir)
+    for name, table in tables.items():
+        print(f"{name}: {len(table)} rows")
+    print(f"written to {processed_dir_for(run_dir)}")
+    return 0
+
+
+def command_runs(args) -> int:
+    from .runner import list_runs
+
+    runs = list_runs()
+    if args.json:
+        print(json.dumps(runs, indent=2))
+        return 0
+    if not runs:
+        print("no runs yet under data/raw/")
+    for run in runs:
+        print(f"{run['experiment'] or '?':<28} {run['run_id'] or '?':<44} {run['status'] or '?':<11} "
+              f"{run['ok']}/{run['planned']} ok, {run['failed']} failed  {run['updated_utc']}")
+    return 0
 
 
 def command_clean(args) -> int:
@@ -187,6 +237,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
+
+    p = sub.add_parser("run", help="run an experiment file: randomized trials, resumable, tables from raw")
+    p.add_argument("experiment", help="experiment YAML (see experiments/ and src/loadlab/experiment.py)")
+    p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run of the same experiment")
+    p.add_argument("--process", action="store_true", help="build the processed tables afterwards")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=command_run)
+
+    p = sub.add_parser("process", help="rebuild a run's tidy tables (parquet) from its raw folder")
+    p.add_argument("run", help="run id or raw run folder")
+    p.set_defaults(func=command_process)
+
+    p = sub.add_parser("runs", help="list runs with their status")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=command_runs)
 
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")

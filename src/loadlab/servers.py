@@ -8,6 +8,7 @@ starts.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -124,12 +125,26 @@ def load_spec(directory: Path) -> ServerSpec:
     )
 
 
-@cache
+EXTRA_SERVER_DIRS_ENV = "LOADLAB_EXTRA_SERVER_DIRS"
+
+
+def _server_directories(servers_dir: Path) -> list[Path]:
+    # Extra folders (os.pathsep-separated) hold servers that are not contestants,
+    # e.g. the test suite's deliberately broken ones.
+    roots = [servers_dir] + [Path(p) for p in os.environ.get(EXTRA_SERVER_DIRS_ENV, "").split(os.pathsep) if p]
+    return [d for root in roots if root.is_dir() for d in sorted(root.iterdir())]
+
+
 def all_servers(servers_dir: Path = paths.SERVERS_DIR) -> dict[str, ServerSpec]:
     """Every server folder with a loadlab.yaml, by name (loadgen excluded)."""
+    return _cached_servers(servers_dir, os.environ.get(EXTRA_SERVER_DIRS_ENV, ""))
+
+
+@cache
+def _cached_servers(servers_dir: Path, extra: str) -> dict[str, ServerSpec]:
     return {
         directory.name: load_spec(directory)
-        for directory in sorted(servers_dir.iterdir())
+        for directory in _server_directories(servers_dir)
         if (directory / "loadlab.yaml").is_file() and directory.name != LOADGEN
     }
 

@@ -80,6 +80,7 @@ class ServerSession:
     container: object = None
     port: int = 0
     health: dict = field(default_factory=dict)
+    health_timeout_s: float = HEALTH_TIMEOUT_S
 
     @property
     def host(self) -> str:
@@ -98,12 +99,15 @@ class ServerSession:
         name: str | None = None,
         build: bool = True,
         client=None,
+        host: str = "127.0.0.1",
+        check_host_cpus: bool = True,
+        health_timeout_s: float = HEALTH_TIMEOUT_S,
     ) -> ServerSession:
         """Validate everything, then build if needed; the container starts on `__enter__`."""
         spec = get_server(server)
         variant = spec.check_variant(variant)
         checked = spec.check_settings(settings or {})
-        check_cpusets(cpuset)
+        check_cpusets(cpuset, check_host=check_host_cpus)
         if memory_limit_bytes < 16 * 1024**2:
             raise ParameterError("memory_limit_bytes", memory_limit_bytes, "at least 16 MiB")
         if cpu_quota is not None and not 0.01 <= cpu_quota <= len(parse_cpuset(cpuset, "server_cpus")):
@@ -116,8 +120,12 @@ class ServerSession:
             if not images.image_exists(client, image):
                 raise ParameterError("server", server, f"a built image ({image} is missing: run `loadlab build --server {server}`)")
         run_id = run_id or new_run_id("adhoc")
-        placement = container.ServerPlacement(cpuset=cpuset, memory_limit_bytes=memory_limit_bytes, cpu_quota=cpu_quota)
-        return cls(spec, variant, image, checked, placement, run_id, name or f"loadlab-{run_id}-{spec.name}", client)
+        placement = container.ServerPlacement(
+            cpuset=cpuset, memory_limit_bytes=memory_limit_bytes, cpu_quota=cpu_quota, host=host
+        )
+        session = cls(spec, variant, image, checked, placement, run_id, name or f"loadlab-{run_id}-{spec.name}", client)
+        session.health_timeout_s = health_timeout_s
+        return session
 
     def __enter__(self) -> ServerSession:
         self.port = container.free_port(self.host)
@@ -125,7 +133,7 @@ class ServerSession:
             self.container = container.start_server(
                 self.client, self.image, self.run_id, self.name, self.port, self.settings, self.placement
             )
-            self.health = container.wait_healthy(self.container, self.url("/health"), HEALTH_TIMEOUT_S)
+            self.health = container.wait_healthy(self.container, self.url("/health"), self.health_timeout_s)
         except BaseException:
             self.close()
             raise

@@ -55,6 +55,9 @@ class TrialConfig:
     rate_rps: float | None = None
     duration_s: float = 10.0
     warmup_s: float = 5.0
+    # Closed loop: warm up in 1 s slices for at least warmup_s and until throughput is
+    # steady, but no longer than warmup_max_s (None: exactly warmup_s).
+    warmup_max_s: float | None = None
     loadgen_threads: int = 1
     request_timeout_s: int = 2
     pipeline_depth: int = 1
@@ -63,6 +66,12 @@ class TrialConfig:
     memory_limit_bytes: int = 2 * 1024**3
     cpu_quota: float | None = None
     verify: bool = True
+    health_timeout_s: float = 60.0
+    # The address the server binds and the loadgen and harness target. Loopback by
+    # default; another address only when server and loadgen are on different engines.
+    target_host: str = "127.0.0.1"
+    # CPU sets are checked against this host's CPUs unless an engine elsewhere runs them.
+    check_host_cpus: bool = True
 
     def validate(self) -> TrialConfig:
         """Check every field before anything starts; raises ParameterError naming the field."""
@@ -82,6 +91,10 @@ class TrialConfig:
             raise ParameterError("duration", self.duration_s, "a whole number of seconds, at least 1")
         if self.warmup_s < 0 or self.warmup_s != int(self.warmup_s):
             raise ParameterError("warmup", self.warmup_s, "a whole number of seconds, 0 or more")
+        if self.warmup_max_s is not None:
+            self.warmup_max_s = parse_duration_s(self.warmup_max_s, "warmup_max")
+            if self.warmup_max_s < self.warmup_s or self.warmup_max_s != int(self.warmup_max_s):
+                raise ParameterError("warmup_max", self.warmup_max_s, f"whole seconds, at least warmup ({self.warmup_s:g})")
         if self.load_mode == "closed":
             if not isinstance(self.connections, int) or self.connections < 1:
                 raise ParameterError("connections", self.connections, "an integer of at least 1")
@@ -94,9 +107,15 @@ class TrialConfig:
                 raise ParameterError("pipeline_depth", self.pipeline_depth, "1 in load_mode='open' (vegeta does not pipeline)")
         if not 1 <= self.pipeline_depth <= 256:
             raise ParameterError("pipeline_depth", self.pipeline_depth, "an integer from 1 to 256")
+        if not 0 < self.health_timeout_s <= 600:
+            raise ParameterError("health_timeout_s", self.health_timeout_s, "seconds, more than 0 and at most 600")
         if not 1 <= self.request_timeout_s <= 60:
             raise ParameterError("request_timeout_s", self.request_timeout_s, "an integer from 1 to 60")
-        check_cpusets(self.server_cpus, self.loadgen_cpus)
+        check_cpusets(self.server_cpus, self.loadgen_cpus, check_host=self.check_host_cpus)
+        try:
+            __import__("ipaddress").ip_address(self.target_host)
+        except ValueError:
+            raise ParameterError("target_host", self.target_host, "an IP address such as 127.0.0.1") from None
         return self
 
     def label(self) -> str:
@@ -175,44 +194,47 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
     return row
 
 
-def _load(config: TrialConfig, session: ServerSession, output_dir: Path, name: str, duration_s: float, sampled: bool):
-    """One loadgen invocation; with `sampled`, resources are sampled while it runs."""
-    url = session.url(config.route)
-    client = session.client
+def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str) -> None:
+    if config.warmup_s <= 0:
+        return
     if config.load_mode == "closed":
-        argv, environment = wrk.command(url, config.connections, int(duration_s), config.loadgen_threads,
-                                        config.request_timeout_s, config.pipeline_depth)
-        log_name = "wrk.log"
+        loadgen_run.warm_up(
+            loadgen, url, config.connections, config.loadgen_threads, config.request_timeout_s, config.pipeline_depth,
+            int(config.warmup_s), int(config.warmup_max_s or config.warmup_s),
+        )
     else:
-        argv, environment = vegeta.attack_command(url, config.rate_rps, duration_s, config.request_timeout_s, 10_000), {}
-        log_name = "vegeta.log"
-    loadgen = loadgen_run.start(client, loadgen_image(), session.run_id, name, argv, environment, output_dir, config.loadgen_cpus)
-    samples = None
-    if sampled:
-        sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen)}
-        with sampler.Sampler(sources) as running:
-            loadgen_run.finish(loadgen, output_dir, duration_s + config.request_timeout_s + loadgen_run.DEADLINE_MARGIN_S, log_name)
-        samples = running.samples
-    else:
-        loadgen_run.finish(loadgen, output_dir, duration_s + config.request_timeout_s + loadgen_run.DEADLINE_MARGIN_S, log_name)
-    crashed = container.describe_exit(session.container)
-    if crashed is not None:
-        raise crashed
-    if config.load_mode == "closed":
-        result = loadgen_run.wrk_report(output_dir)
-    else:
-        report = output_dir / vegeta.REPORT_JSON
-        if not report.exists():
-            raise TrialFailure("loadgen-error", "vegeta wrote no report", (output_dir / log_name).read_text(errors="replace"))
-        result = vegeta.parse_report(report.read_text())
-    return result, samples
+        loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s)
 
 
-def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_number: int = 1, log=print) -> dict:
+def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str):
+    """The measured window with the sampler running; returns (loadgen result, samples)."""
+    sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
+    with sampler.Sampler(sources) as running:
+        if config.load_mode == "closed":
+            result = loadgen_run.run_wrk(
+                loadgen, "", url, config.connections, int(config.duration_s), config.loadgen_threads,
+                config.request_timeout_s, config.pipeline_depth,
+            )
+        else:
+            result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s)
+    return result, running.samples
+
+
+def _raise_if_exited(session: ServerSession) -> None:
+    exited = container.describe_exit(session.container)
+    if exited is not None:
+        raise exited
+
+
+def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_number: int = 1, log=print,
+              loadgen_client=None) -> dict:
     """Run one validated trial into `trial_dir`; returns its tidy row (also saved as result.json).
 
-    The row has `status` 'ok' or 'failed' and, when failed, `failure_reason`.
+    `client` runs the server; `loadgen_client` (default: the same) runs the
+    loadgen, so the two can sit on different engines. The row has `status`
+    'ok' or 'failed' and, when failed, `failure_reason`.
     """
+    loadgen_client = loadgen_client or client
     trial_dir = Path(trial_dir)
     started = time.time()
     record = {
@@ -224,11 +246,12 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
            "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
     session = None
     try:
-        images.ensure_image(client, None, log=log)
+        images.ensure_image(loadgen_client, None, log=log)
         session = ServerSession.start(
             server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
             memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, run_id=run_id,
-            name=f"loadlab-{run_id}-t{trial_number}-server", client=client,
+            name=f"loadlab-{run_id}-t{trial_number}-server", client=client, host=config.target_host,
+            check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
         )
         record["image"] = session.image
         record["image_id"] = images.image_digest(client, session.image)
@@ -242,16 +265,18 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                 if not summary["passed"]:
                     failed = [c.name + ": " + c.detail for c in checks if not c.passed]
                     raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))
-            if config.warmup_s > 0:
-                _load(config, session, trial_dir / "warmup", f"loadlab-{run_id}-t{trial_number}-warmup", config.warmup_s, False)
-            measured_at = time.time()
-            result, samples = _load(config, session, trial_dir, f"loadlab-{run_id}-t{trial_number}-loadgen", config.duration_s, True)
+            url = session.url(config.route)
+            with loadgen_run.loadgen_for_trial(
+                loadgen_client, loadgen_image(), run_id, f"loadlab-{run_id}-t{trial_number}-loadgen", trial_dir, config.loadgen_cpus
+            ) as loadgen:
+                _warm_up(config, loadgen, url)
+                _raise_if_exited(session)
+                measured_at = time.time()
+                result, samples = _measure(config, session, loadgen, url)
+                _raise_if_exited(session)
             timeseries = _timeseries(samples)
             timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
-            exited = container.describe_exit(session.container)
-            if exited is not None:
-                raise exited
         row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
@@ -259,6 +284,9 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                     "measured_unix_s": measured_at})
         record["status"] = "ok"
     except TrialFailure as failure:
+        # A loadgen that failed because the server died reports the death, its root cause.
+        if session is not None and session.container is not None and failure.reason.startswith("loadgen"):
+            failure = container.describe_exit(session.container) or failure
         row.update({"status": "failed", "failure_reason": failure.reason})
         record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
         if failure.logs:

@@ -1,13 +1,17 @@
-"""Run one load-generator invocation in the loadgen container and wait for it.
+"""A loadgen container that lives for one trial; each load is a `docker exec` in it.
 
-The container writes its files into `output_dir` (mounted at /out); its
-stdout/stderr are saved beside them. A loadgen that fails, hangs past its
-deadline or writes no report is a TrialFailure with reason `loadgen-error`
-or `loadgen-timeout`.
+One container per trial (not per invocation) makes warm-up in one-second
+slices cheap: the slices give a throughput timeline and let the warm-up run
+until throughput is steady (a JIT needs seconds), while the measured window
+stays one uninterrupted wrk or vegeta run. Every invocation is wrapped in
+`timeout`, so a hung load generator cannot hang the trial.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import container
@@ -15,53 +19,99 @@ from ..errors import TrialFailure
 from ..rundir import write_text_atomic
 from . import vegeta, wrk
 
-# Beyond the load itself: container start, wrk's final report, vegeta's encode.
+# Beyond the load itself: process start, wrk's final report, vegeta's encode.
 DEADLINE_MARGIN_S = 30.0
 
 
-def start(client, image, run_id, name, argv, environment, output_dir: Path, cpuset: str):
-    output_dir.mkdir(parents=True, exist_ok=True)
-    return container.run_loadgen(client, image, run_id, name, argv, output_dir, cpuset, environment)
+@dataclass
+class LoadgenContainer:
+    """The trial's loadgen: started idle, used through `run`, removed by `close`."""
+
+    handle: object
+    output_dir: Path
+
+    @classmethod
+    def start(cls, client, image: str, run_id: str, name: str, output_dir: Path, cpuset: str) -> LoadgenContainer:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        handle = container.run_loadgen(client, image, run_id, name, ["sleep", "infinity"], output_dir, cpuset)
+        return cls(handle, output_dir)
+
+    def run(self, argv: list[str], environment: dict[str, str], deadline_s: float, log_path: Path) -> None:
+        """Run argv in the container; its output goes to `log_path`. Raises TrialFailure."""
+        command = ["timeout", "--signal=KILL", f"{deadline_s:.0f}", *argv]
+        try:
+            result = self.handle.exec_run(command, environment=environment, workdir="/out")
+        except Exception as error:  # the container died under us
+            raise TrialFailure("loadgen-error", f"{self.handle.name}: {error}") from error
+        output = result.output.decode(errors="replace") if result.output else ""
+        write_text_atomic(log_path, output)
+        if result.exit_code == 137:
+            raise TrialFailure("loadgen-timeout", f"{argv[0]} did not finish within {deadline_s:.0f} s", output)
+        if result.exit_code != 0:
+            raise TrialFailure("loadgen-error", f"{argv[0]} exited with code {result.exit_code}", output[-4000:])
+
+    def close(self) -> None:
+        container.remove(self.handle)
 
 
-def finish(loadgen, output_dir: Path, deadline_s: float, log_name: str) -> None:
-    """Wait for the loadgen, save its output, raise TrialFailure if it failed."""
-    try:
-        exit_code = container.wait_for_exit(loadgen, deadline_s)
-    finally:
-        write_text_atomic(output_dir / log_name, container.log_tail(loadgen, lines=2000))
-        container.remove(loadgen)
-    if exit_code != 0:
-        raise TrialFailure(
-            "loadgen-error", f"{loadgen.name} exited with code {exit_code}", (output_dir / log_name).read_text()
-        )
-
-
-def wrk_report(output_dir: Path) -> wrk.WrkReport:
-    path = output_dir / wrk.REPORT_NAME
-    if not path.exists():
-        raise TrialFailure("loadgen-error", "wrk wrote no report", (output_dir / "wrk.log").read_text(errors="replace"))
-    return wrk.read_report(path)
-
-
-def run_wrk(
-    client, image, run_id, name, url, connections, duration_s, output_dir: Path, cpuset: str,
-    threads: int = 1, timeout_s: int = 2, pipeline_depth: int = 1,
-) -> wrk.WrkReport:
+def run_wrk(loadgen: LoadgenContainer, subdir: str, url: str, connections: int, duration_s: int,
+            threads: int, timeout_s: int, pipeline_depth: int) -> wrk.WrkReport:
+    """One wrk run writing `<subdir>/wrk.json` (subdir relative to the trial folder)."""
     argv, environment = wrk.command(url, connections, duration_s, threads, timeout_s, pipeline_depth)
-    loadgen = start(client, image, run_id, name, argv, environment, output_dir, cpuset)
-    finish(loadgen, output_dir, duration_s + timeout_s + DEADLINE_MARGIN_S, "wrk.log")
-    return wrk_report(output_dir)
-
-
-def run_vegeta(
-    client, image, run_id, name, url, rate_rps, duration_s, output_dir: Path, cpuset: str,
-    timeout_s: float = 2.0, max_workers: int = 10_000,
-) -> vegeta.VegetaSummary:
-    argv = vegeta.attack_command(url, rate_rps, duration_s, timeout_s, max_workers)
-    loadgen = start(client, image, run_id, name, argv, {}, output_dir, cpuset)
-    finish(loadgen, output_dir, duration_s + timeout_s + DEADLINE_MARGIN_S, "vegeta.log")
-    report = output_dir / vegeta.REPORT_JSON
+    relative = f"{subdir}/{wrk.REPORT_NAME}" if subdir else wrk.REPORT_NAME
+    environment["WRK_REPORT"] = f"/out/{relative}"
+    (loadgen.output_dir / subdir).mkdir(parents=True, exist_ok=True)
+    log_path = loadgen.output_dir / subdir / "wrk.log"
+    loadgen.run(argv, environment, duration_s + timeout_s + DEADLINE_MARGIN_S, log_path)
+    report = loadgen.output_dir / relative
     if not report.exists():
-        raise TrialFailure("loadgen-error", "vegeta wrote no report", (output_dir / "vegeta.log").read_text(errors="replace"))
+        raise TrialFailure("loadgen-error", "wrk wrote no report", log_path.read_text(errors="replace")[-4000:])
+    return wrk.read_report(report)
+
+
+def run_vegeta(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float, duration_s: float,
+               timeout_s: float, max_workers: int = 10_000) -> vegeta.VegetaSummary:
+    """One vegeta attack writing its files into `<subdir>/` of the trial folder."""
+    argv = vegeta.attack_command(url, rate_rps, duration_s, timeout_s, max_workers, f"/out/{subdir}".rstrip("/"))
+    (loadgen.output_dir / subdir).mkdir(parents=True, exist_ok=True)
+    log_path = loadgen.output_dir / subdir / "vegeta.log"
+    loadgen.run(argv, {}, duration_s + timeout_s + DEADLINE_MARGIN_S, log_path)
+    report = loadgen.output_dir / subdir / vegeta.REPORT_JSON
+    if not report.exists():
+        raise TrialFailure("loadgen-error", "vegeta wrote no report", log_path.read_text(errors="replace")[-4000:])
     return vegeta.parse_report(report.read_text())
+
+
+def steady(throughputs_rps: list[float], window: int, tolerance: float) -> bool:
+    """True when the last `window` slices vary by at most `tolerance` (relative range)."""
+    if len(throughputs_rps) < window:
+        return False
+    tail = throughputs_rps[-window:]
+    mean = sum(tail) / window
+    return mean > 0 and (max(tail) - min(tail)) / mean <= tolerance
+
+
+def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int, timeout_s: int,
+            pipeline_depth: int, min_s: int, max_s: int, window: int = 3, tolerance: float = 0.05) -> list[dict]:
+    """Closed-loop warm-up in one-second slices until steady (or `max_s`); returns the timeline.
+
+    At least `min_s` slices run; then warm-up stops as soon as the last
+    `window` slices' throughputs lie within `tolerance` of their mean.
+    """
+    timeline = []
+    for second in range(1, max_s + 1):
+        report = run_wrk(loadgen, f"warmup/{second:03d}", url, connections, 1, threads, timeout_s, pipeline_depth)
+        timeline.append({"second": second, "throughput_rps": report.requests_per_s, "errors_total": report.error_count})
+        if second >= min_s and steady([t["throughput_rps"] for t in timeline], window, tolerance):
+            break
+    write_text_atomic(loadgen.output_dir / "warmup" / "timeline.json", json.dumps(timeline, indent=1))
+    return timeline
+
+
+@contextlib.contextmanager
+def loadgen_for_trial(client, image, run_id, name, output_dir: Path, cpuset: str):
+    loadgen = LoadgenContainer.start(client, image, run_id, name, output_dir, cpuset)
+    try:
+        yield loadgen
+    finally:
+        loadgen.close()

@@ -106,17 +106,28 @@ def summarize_results(results: pd.DataFrame) -> dict:
     }
 
 
-def attack_command(url: str, rate_rps: float, duration_s: float, timeout_s: float, max_workers: int) -> list[str]:
+def attack_command(
+    url: str, rate_rps: float, duration_s: float, timeout_s: float, max_workers: int, directory: str = "/out"
+) -> list[str]:
     """A shell command (run by `sh -c` in the loadgen image) that attacks, then encodes and reports.
 
-    Results stay on disk in vegeta's binary form, then CSV (gzip) and the JSON report.
+    Every request's result is kept: vegeta's binary results become a gzip CSV
+    and the JSON report, all in `directory` (inside the loadgen container).
     """
     target = f"GET {url}"
     return [
         "sh", "-c",
-        f"echo '{target}' | vegeta attack -rate={rate_rps:g}/s -duration={duration_s:g}s "
-        f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive=true -output=/out/{RESULTS_BIN} "
-        f"&& vegeta encode --to csv /out/{RESULTS_BIN} | gzip -1 > /out/{RESULTS_CSV_GZ} "
-        f"&& vegeta report -type=json -output=/out/{REPORT_JSON} /out/{RESULTS_BIN} "
-        f"&& rm /out/{RESULTS_BIN}",
+        f"mkdir -p {directory} && echo '{target}' | vegeta attack -rate={rate_rps:g}/s -duration={duration_s:g}s "
+        f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive=true -output={directory}/{RESULTS_BIN} "
+        f"&& vegeta encode --to csv {directory}/{RESULTS_BIN} | gzip -1 > {directory}/{RESULTS_CSV_GZ} "
+        f"&& vegeta report -type=json -output={directory}/{REPORT_JSON} {directory}/{RESULTS_BIN} "
+        f"&& rm {directory}/{RESULTS_BIN}",
     ]
+
+
+def throughput_timeline(results: pd.DataFrame, bucket_s: float = 1.0) -> pd.DataFrame:
+    """Successful answers per second, by the second in which each request was sent."""
+    ok = results[(results["status"] >= 200) & (results["status"] < 400)]
+    seconds = np.floor(ok["t_s"] / bucket_s).astype("int64")
+    counts = seconds.value_counts().sort_index()
+    return pd.DataFrame({"second": counts.index + 1, "throughput_rps": counts.to_numpy() / bucket_s})

@@ -1,0 +1,267 @@
+"""Experiments: what to measure, as a YAML file or the same as Python objects.
+
+An experiment is a set of *conditions* (each server entry crossed with each
+load level) measured in *trials*: `trials_per_condition` fresh containers
+each, in a seeded order that is randomized and interleaved in blocks (every
+block runs each condition once, in a new random order), so drift over the
+run lands on all conditions alike instead of on whichever ran last.
+
+    name: json-api
+    seed: 7
+    trials_per_condition: 6
+    load: {mode: closed, route: /api/users, connections: [64, 256]}
+    durations: {warmup_s: 5, warmup_max_s: 30, duration_s: 10}
+    placement: {server_cpus: "1", loadgen_cpus: "0", memory_limit_mib: 2048}
+    servers:
+      - {server: go-nethttp}
+      - {server: rust-tokio}
+
+Every field is validated before anything starts; an error names the field
+path (`servers[1].settings.THREAD_MODEL`), the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import ParameterError
+from .trial import TrialConfig
+
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
+@dataclass
+class ServerEntry:
+    """One server (with variant and knobs) under test; `label` names it in tables and figures."""
+
+    server: str
+    variant: str | None = None
+    settings: dict[str, str] = field(default_factory=dict)
+    label: str | None = None
+    route: str | None = None  # overrides load.route for this server
+
+    def display_label(self) -> str:
+        if self.label:
+            return self.label
+        knobs = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
+        return self.server + (f":{self.variant}" if self.variant else "") + (f"[{knobs}]" if knobs else "")
+
+
+@dataclass
+class Load:
+    mode: str = "closed"
+    route: str = "/plaintext"
+    connections: list[int] = field(default_factory=lambda: [64])
+    rate_rps: list[float] = field(default_factory=list)
+    pipeline_depth: int = 1
+    loadgen_threads: int = 1
+    request_timeout_s: int = 2
+
+
+@dataclass
+class Durations:
+    """Seconds. Closed-loop warm-up runs at least warmup_s and until steady, at most warmup_max_s."""
+
+    warmup_s: int = 5
+    warmup_max_s: int | None = None
+    duration_s: int = 10
+
+
+@dataclass
+class Placement:
+    server_cpus: str = "1"
+    loadgen_cpus: str = "0"
+    memory_limit_mib: int = 2048
+    cpu_quota: float | None = None
+    # Engines for each side (DOCKER_HOST syntax: unix://, tcp://, ssh://); None: the default engine.
+    server_docker_host: str | None = None
+    loadgen_docker_host: str | None = None
+    # The address the server binds and the loadgen targets: loopback unless told otherwise.
+    target_host: str = "127.0.0.1"
+
+
+@dataclass
+class Experiment:
+    name: str
+    servers: list[ServerEntry]
+    load: Load = field(default_factory=Load)
+    durations: Durations = field(default_factory=Durations)
+    placement: Placement = field(default_factory=Placement)
+    trials_per_condition: int = 3
+    seed: int = 0
+    verify: bool = True
+    health_timeout_s: float = 60.0
+    description: str = ""
+
+    # ---- construction -------------------------------------------------
+    @classmethod
+    def from_dict(cls, document: dict) -> Experiment:
+        if not isinstance(document, dict):
+            raise ParameterError("experiment", type(document).__name__, "a mapping of fields")
+        known = {f.name for f in dataclasses.fields(cls)}
+        _reject_unknown(document, known, "")
+        servers = document.get("servers")
+        if not isinstance(servers, list) or not servers:
+            raise ParameterError("servers", servers, "a non-empty list of {server: NAME, ...}")
+        entries = []
+        for index, raw in enumerate(servers):
+            if not isinstance(raw, dict):
+                raise ParameterError(f"servers[{index}]", raw, "a mapping such as {server: go-nethttp}")
+            _reject_unknown(raw, {f.name for f in dataclasses.fields(ServerEntry)}, f"servers[{index}].")
+            if "server" not in raw:
+                raise ParameterError(f"servers[{index}].server", None, "a server name")
+            settings = raw.get("settings") or {}
+            if not isinstance(settings, dict):
+                raise ParameterError(f"servers[{index}].settings", settings, "a mapping NAME: VALUE")
+            entries.append(ServerEntry(
+                server=raw["server"], variant=raw.get("variant"),
+                settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in settings.items()},
+                label=raw.get("label"), route=raw.get("route"),
+            ))
+        experiment = cls(
+            name=document.get("name", ""),
+            servers=entries,
+            load=_section(Load, document.get("load"), "load"),
+            durations=_section(Durations, document.get("durations"), "durations"),
+            placement=_section(Placement, document.get("placement"), "placement"),
+            trials_per_condition=document.get("trials_per_condition", 3),
+            seed=document.get("seed", 0),
+            verify=document.get("verify", True),
+            health_timeout_s=document.get("health_timeout_s", 60.0),
+            description=document.get("description", ""),
+        )
+        return experiment.validate()
+
+    @classmethod
+    def from_yaml(cls, path: Path | str) -> Experiment:
+        path = Path(path)
+        if not path.is_file():
+            raise ParameterError("experiment file", str(path), "an existing YAML file")
+        try:
+            document = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as error:
+            raise ParameterError("experiment file", str(path), f"valid YAML ({error})") from None
+        return cls.from_dict(document)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    # ---- validation ---------------------------------------------------
+    def validate(self) -> Experiment:
+        if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
+            raise ParameterError("name", self.name, "1-64 characters of a-z, 0-9, '.', '_' or '-', starting alphanumeric")
+        if not isinstance(self.trials_per_condition, int) or not 1 <= self.trials_per_condition <= 1000:
+            raise ParameterError("trials_per_condition", self.trials_per_condition, "an integer from 1 to 1000")
+        if not isinstance(self.seed, int):
+            raise ParameterError("seed", self.seed, "an integer")
+        if self.load.mode == "closed":
+            levels = self.load.connections
+            if not isinstance(levels, list) or not levels or not all(isinstance(c, int) and c >= 1 for c in levels):
+                raise ParameterError("load.connections", levels, "a non-empty list of integers >= 1")
+        elif self.load.mode == "open":
+            levels = self.load.rate_rps
+            if not isinstance(levels, list) or not levels or not all(isinstance(r, (int, float)) and r > 0 for r in levels):
+                raise ParameterError("load.rate_rps", levels, "a non-empty list of positive request rates")
+        else:
+            raise ParameterError("load.mode", self.load.mode, ("closed", "open"))
+        if self.placement.memory_limit_mib < 16:
+            raise ParameterError("placement.memory_limit_mib", self.placement.memory_limit_mib, "at least 16")
+        labels = [entry.display_label() for entry in self.servers]
+        duplicates = sorted({label for label in labels if labels.count(label) > 1})
+        if duplicates:
+            raise ParameterError("servers[].label", duplicates[0], "labels unique across servers (set label: to tell them apart)")
+        # Every condition must make a valid trial: reuse the trial's own checks, naming the field.
+        for index, entry in enumerate(self.servers):
+            for level in self.levels():
+                try:
+                    self.trial_config(entry, level).validate()
+                except ParameterError as error:
+                    raise ParameterError(_field_path(index, error.parameter), error.value, error.allowed) from None
+        return self
+
+    # ---- conditions and order ------------------------------------------
+    def levels(self) -> list[float]:
+        return list(self.load.connections if self.load.mode == "closed" else self.load.rate_rps)
+
+    def trial_config(self, entry: ServerEntry, level) -> TrialConfig:
+        placement = self.placement
+        return TrialConfig(
+            server=entry.server, route=entry.route or self.load.route, variant=entry.variant,
+            settings=dict(entry.settings), load_mode=self.load.mode,
+            connections=int(level) if self.load.mode == "closed" else self.load.connections[0] if self.load.connections else 1,
+            rate_rps=float(level) if self.load.mode == "open" else None,
+            duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
+            warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
+            request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
+            server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
+            memory_limit_bytes=placement.memory_limit_mib * 1024**2, cpu_quota=placement.cpu_quota,
+            verify=self.verify, health_timeout_s=self.health_timeout_s, target_host=placement.target_host,
+            check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
+        )
+
+    def conditions(self) -> list[dict]:
+        """Every condition: {condition, label, level, config}, in definition order."""
+        out = []
+        for entry in self.servers:
+            for level in self.levels():
+                unit = "c" if self.load.mode == "closed" else "r"
+                out.append({
+                    "condition": f"{entry.display_label()}@{unit}{level:g}",
+                    "label": entry.display_label(),
+                    "level": level,
+                    "config": self.trial_config(entry, level).validate(),
+                })
+        return out
+
+    def schedule(self) -> list[dict]:
+        """The trial order: blocks of every condition once, each block shuffled (seeded).
+
+        Returns [{trial: 1.., condition, block}] — trial numbers are the run order.
+        """
+        names = [c["condition"] for c in self.conditions()]
+        generator = random.Random(self.seed)
+        order = []
+        for block in range(1, self.trials_per_condition + 1):
+            shuffled = names[:]
+            generator.shuffle(shuffled)
+            order += [{"condition": name, "block": block} for name in shuffled]
+        return [{"trial": number, **item} for number, item in enumerate(order, start=1)]
+
+
+def _section(kind, raw, name: str):
+    if raw is None:
+        return kind()
+    if not isinstance(raw, dict):
+        raise ParameterError(name, raw, "a mapping of fields")
+    _reject_unknown(raw, {f.name for f in dataclasses.fields(kind)}, f"{name}.")
+    return kind(**raw)
+
+
+def _reject_unknown(raw: dict, known: set[str], prefix: str) -> None:
+    for key in raw:
+        if key not in known:
+            raise ParameterError(f"{prefix}{key}", raw[key], "one of the known fields: " + ", ".join(sorted(known)))
+
+
+_TRIAL_FIELD_TO_PATH = {
+    "server": "servers[{i}].server", "variant": "servers[{i}].variant", "route": "load.route (or servers[{i}].route)",
+    "connections": "load.connections", "rate_rps": "load.rate_rps", "load_mode": "load.mode",
+    "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
+    "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
+    "request_timeout_s": "load.request_timeout_s", "server_cpus": "placement.server_cpus",
+    "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota",
+    "memory_limit_bytes": "placement.memory_limit_mib",
+}
+
+
+def _field_path(index: int, parameter: str) -> str:
+    if parameter.startswith("setting"):
+        name = parameter.split(" ", 1)[1] if " " in parameter else ""
+        return f"servers[{index}].settings" + (f".{name}" if name else "")
+    return _TRIAL_FIELD_TO_PATH.get(parameter, parameter).format(i=index)

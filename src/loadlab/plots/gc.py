@@ -1,0 +1,102 @@
+"""GC pauses: the distribution of single pauses (ECDF) and the total pause per trial."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..stats.median import median_ci
+from ._common import legend_outside, require_columns
+from .style import (
+    new_figure,
+    runtime_colour,
+    runtime_marker,
+    runtime_order,
+    seconds_formatter,
+    spans_decades,
+    style_context,
+)
+
+
+def _pause_totals(
+    events: pd.DataFrame, trials: pd.DataFrame | None, group_column: str, trial_column: str, pause_column: str
+) -> pd.DataFrame:
+    totals = events.groupby([group_column, trial_column], as_index=False)[pause_column].sum()
+    if trials is None:
+        return totals
+    # A trial with no collection at all paused 0 s; it must count, not vanish.
+    every_trial = trials[[group_column, trial_column]].drop_duplicates()
+    merged = every_trial.merge(totals, on=[group_column, trial_column], how="left")
+    merged[pause_column] = merged[pause_column].fillna(0.0)
+    return merged
+
+
+def gc_pause_figure(
+    events: pd.DataFrame,
+    pause_column: str = "pause_s",
+    group_column: str = "server",
+    trial_column: str = "trial",
+    trials: pd.DataFrame | None = None,
+    confidence: float = 0.95,
+    title: str | None = None,
+) -> Figure:
+    """Left: ECDF of single GC pauses per server. Right: total pause per trial, with median and CI.
+
+    `events`: the ``gc_events`` table, one row per pause, with
+    `group_column`, `trial_column` and `pause_column` in seconds. `trials`
+    (optional): one row per (server, trial) that ran, so that trials without
+    any pause count as 0 s in the totals instead of disappearing. The ECDF's
+    x axis is logarithmic when pauses span a decade (ZGC's sub-millisecond
+    pauses next to a stop-the-world collector's tens of milliseconds).
+    """
+    require_columns(events, [group_column, trial_column, pause_column], "gc_pause_figure")
+    if trials is not None:
+        require_columns(trials, [group_column, trial_column], "gc_pause_figure (trials)")
+    totals = _pause_totals(events, trials, group_column, trial_column, pause_column)
+    servers = runtime_order(list(events[group_column].unique()) + list(totals[group_column].unique()))
+
+    with style_context():
+        figure, (ecdf_axes, total_axes) = new_figure(7.0, 3.2, ncols=2, width_ratios=[1.4, 1.0])
+        for server in servers:
+            pauses = np.sort(events.loc[events[group_column] == server, pause_column].to_numpy(dtype=float))
+            pauses = pauses[np.isfinite(pauses)]
+            if pauses.size:
+                fraction = np.arange(1, pauses.size + 1) / pauses.size
+                ecdf_axes.step(pauses, fraction, where="post", color=runtime_colour(server), label=server)
+        if spans_decades(events[pause_column]):
+            ecdf_axes.set_xscale("log")
+        ecdf_axes.xaxis.set_major_formatter(seconds_formatter())
+        ecdf_axes.set_ylim(0, 1.02)
+        ecdf_axes.set_xlabel("single GC pause (s)")
+        ecdf_axes.set_ylabel("fraction of pauses \N{LESS-THAN OR EQUAL TO} x")
+
+        rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
+        for position, server in enumerate(servers):
+            values = totals.loc[totals[group_column] == server, pause_column].to_numpy(dtype=float)
+            if values.size == 0:
+                continue
+            colour = runtime_colour(server)
+            jitter = rng.uniform(-0.12, 0.12, values.size)
+            total_axes.scatter(
+                position + jitter, values, s=12, color=colour, marker=runtime_marker(server), alpha=0.6, linewidths=0
+            )
+            estimate = median_ci(values, confidence)
+            total_axes.hlines(estimate.median, position - 0.25, position + 0.25, color=colour, linewidth=2)
+            if np.isfinite(estimate.ci_low):
+                total_axes.vlines(position + 0.3, estimate.ci_low, estimate.ci_high, color=colour, linewidth=1.5)
+        total_axes.set_xticks(range(len(servers)), servers, rotation=30, ha="right")
+        total_axes.set_xlim(-0.6, len(servers) - 0.4)
+        # Log only if no trial paused 0 s: a log axis cannot show zero.
+        if (totals[pause_column] > 0).all() and spans_decades(totals[pause_column]):
+            total_axes.set_yscale("log")
+        else:
+            total_axes.set_ylim(bottom=0)
+        total_axes.yaxis.set_major_formatter(seconds_formatter())
+        total_axes.set_ylabel("total GC pause per trial (s)")
+        total_axes.grid(axis="x", visible=False)
+        if title:
+            figure.suptitle(title)
+        caption = f"right panel:\npoints: single trials\nbar: median\nline: {confidence:.0%} CI of median"
+        legend_outside(figure, ecdf_axes, title=caption)
+    return figure

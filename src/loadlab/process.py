@@ -1,0 +1,164 @@
+"""Raw run folder -> tidy tables (parquet), rebuilt from raw alone.
+
+Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
+
+- trials: one row per trial (every trial, failed ones included, with reason),
+  with condition, label, level and block from the manifest.
+- latency: the percentile spectrum per ok trial (trial, percentile, latency_s).
+  Closed loop: wrk's dense spectrum; open loop: from the HdrHistogram of
+  every request's latency.
+- timeseries: the 4 Hz resource samples per trial, with the CPU share each
+  interval used (server_cpu_utilization, loadgen_cpu_utilization).
+- throughput_timeline: throughput per second, for the warm-up (phase
+  'warmup') and, in open loop, the measured window (phase 'measure').
+
+Nothing here talks to Docker.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from hdrh.histogram import HdrHistogram
+
+from . import paths
+from .loadgen import vegeta, wrk
+from .rundir import RunDirectory, read_json
+
+TABLES = ("trials", "latency", "timeseries", "throughput_timeline")
+SPECTRUM_PERCENTILES = tuple(
+    [round(p / 10, 3) for p in range(1, 991)]
+    + [round(99 + p / 100, 3) for p in range(1, 91)]
+    + [round(99.9 + p / 1000, 3) for p in range(1, 91)]
+    + [round(99.99 + p / 1000, 3) for p in range(1, 10)]
+)
+
+
+def processed_dir_for(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> Path:
+    run_dir = Path(run_dir)
+    return Path(processed_root) / run_dir.parent.name / run_dir.name
+
+
+def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
+    conditions = {c["condition"]: c for c in manifest.get("conditions", [])}
+    order = {t["trial"]: t for t in manifest.get("trial_order", [])}
+    rows = []
+    for number in run.finished_trials():
+        result = read_json(run.trial_dir(number) / "result.json")
+        scheduled = order.get(number, {})
+        condition = conditions.get(scheduled.get("condition"), {})
+        rows.append({
+            "trial": number,
+            "condition": scheduled.get("condition", result.get("condition")),
+            "label": condition.get("label", result.get("server")),
+            "level": condition.get("level", result.get("connections")),
+            "block": scheduled.get("block"),
+            **{k: v for k, v in result.items() if k not in ("trial", "condition")},
+        })
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame = frame.sort_values("trial").reset_index(drop=True)
+    return frame
+
+
+def _latency_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
+    frames = []
+    for row in trials.itertuples():
+        if row.status != "ok":
+            continue
+        trial_dir = run.trial_dir(row.trial)
+        if (trial_dir / wrk.REPORT_NAME).exists():
+            report = wrk.read_report(trial_dir / wrk.REPORT_NAME)
+            spectrum = sorted(report.spectrum_s.items())
+            source = "wrk"
+        else:
+            encoded = getattr(row, "latency_histogram_hdr", None)
+            if not isinstance(encoded, str):
+                continue
+            histogram = HdrHistogram.decode(encoded.encode())
+            spectrum = [(p, histogram.get_value_at_percentile(p) / 1e6) for p in SPECTRUM_PERCENTILES]
+            source = "vegeta"
+        frames.append(pd.DataFrame({
+            "trial": row.trial, "condition": row.condition, "percentile": [p for p, _ in spectrum],
+            "latency_s": [v for _, v in spectrum], "source": source,
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["trial", "condition", "percentile", "latency_s", "source"])
+
+
+def _timeseries_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
+    frames = []
+    for row in trials.itertuples():
+        path = run.trial_dir(row.trial) / "timeseries.csv"
+        if not path.exists():
+            continue
+        frame = pd.read_csv(path)
+        if frame.empty:
+            continue
+        interval_s = frame["t_s"].diff()
+        frame["server_cpu_utilization"] = frame["server_cpu_seconds"].diff() / interval_s
+        if "loadgen_cpu_seconds" in frame:
+            frame["loadgen_cpu_utilization"] = frame["loadgen_cpu_seconds"].diff() / interval_s
+        frame.insert(0, "condition", row.condition)
+        frame.insert(0, "trial", row.trial)
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["trial", "condition", "t_s"])
+
+
+def _throughput_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
+    frames = []
+    for row in trials.itertuples():
+        trial_dir = run.trial_dir(row.trial)
+        timeline_path = trial_dir / "warmup" / "timeline.json"
+        if timeline_path.exists():
+            warmup = pd.DataFrame(json.loads(timeline_path.read_text()))
+            frames.append(warmup.assign(trial=row.trial, condition=row.condition, phase="warmup")[
+                ["trial", "condition", "phase", "second", "throughput_rps"]])
+        for phase, directory in (("warmup", trial_dir / "warmup"), ("measure", trial_dir)):
+            results_path = directory / vegeta.RESULTS_CSV_GZ
+            if results_path.exists():
+                timeline = vegeta.throughput_timeline(vegeta.read_results_csv(results_path))
+                frames.append(timeline.assign(trial=row.trial, condition=row.condition, phase=phase)[
+                    ["trial", "condition", "phase", "second", "throughput_rps"]])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["trial", "condition", "phase", "second", "throughput_rps"])
+
+
+def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> dict[str, pd.DataFrame]:
+    """Build every table of a run from its raw folder and write them as parquet."""
+    run = RunDirectory(run_dir)
+    manifest = run.read_manifest()
+    trials = _trial_rows(run, manifest)
+    tables = {
+        "trials": trials,
+        "latency": _latency_rows(run, trials) if not trials.empty else pd.DataFrame(),
+        "timeseries": _timeseries_rows(run, trials) if not trials.empty else pd.DataFrame(),
+        "throughput_timeline": _throughput_rows(run, trials) if not trials.empty else pd.DataFrame(),
+    }
+    out = processed_dir_for(run.path, processed_root)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        temporary = out / f".{name}.parquet.tmp"
+        table.to_parquet(temporary, index=False)
+        temporary.replace(out / f"{name}.parquet")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    return tables
+
+
+def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR) -> dict:
+    """A run's tables for a notebook: {'trials', 'latency', 'timeseries', 'throughput_timeline', 'manifest'}.
+
+    `run` is a run id or a raw run folder. Tables are (re)built from raw when
+    missing or older than the raw manifest.
+    """
+    from .runner import find_run
+
+    run_dir = Path(run) if Path(run).is_dir() else find_run(str(run), raw_dir)
+    out = processed_dir_for(run_dir, processed_root)
+    manifest_time = (run_dir / "manifest.json").stat().st_mtime
+    fresh = all((out / f"{t}.parquet").exists() and (out / f"{t}.parquet").stat().st_mtime >= manifest_time for t in TABLES)
+    tables = {t: pd.read_parquet(out / f"{t}.parquet") for t in TABLES} if fresh else process_run(run_dir, processed_root)
+    tables["manifest"] = RunDirectory(run_dir).read_manifest()
+    return tables

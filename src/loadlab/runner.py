@@ -1,0 +1,207 @@
+"""Run an experiment: every scheduled trial, in order, resumable, nothing lost.
+
+The manifest is rewritten (atomically) after every trial, so an interrupted
+run can be resumed with the same run id: leftover containers of the run are
+removed by label, a trial that was cut off mid-way (`trials/<n>.partial/`)
+is discarded and run again, and finished trials are never repeated. A failed
+trial is one recorded outcome; the run goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+from pathlib import Path
+
+import docker
+
+from . import container, engine, images, paths, provenance
+from .errors import LoadlabError, ParameterError
+from .experiment import Experiment
+from .rundir import RunDirectory
+from .servers import get_server
+from .session import new_run_id
+from .trial import run_trial
+
+STATUS_RUNNING = "running"
+STATUS_COMPLETE = "complete"
+STATUS_INTERRUPTED = "interrupted"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _client_for(docker_host: str | None):
+    """The default engine (bootstrapped if need be), or the one at `docker_host`."""
+    if docker_host is None:
+        return engine.ensure_engine()
+    try:
+        client = docker.DockerClient(base_url=docker_host, timeout=120)
+        client.ping()
+        return client
+    except Exception as error:
+        raise ParameterError("placement docker host", docker_host, f"an engine that answers ({error})") from None
+
+
+def _loadgen_version() -> dict:
+    go_mod = (paths.SERVERS_DIR / "loadgen" / "vegeta" / "go.mod").read_text()
+    match = re.search(r"github.com/tsenart/vegeta/v12 (v[0-9.]+)", go_mod)
+    return {"vegeta": match.group(1) if match else None, "wrk": "Debian trixie package (see image)"}
+
+
+def new_manifest(experiment: Experiment, run_id: str, server_client) -> dict:
+    return {
+        "run_id": run_id,
+        "experiment": experiment.name,
+        "status": STATUS_RUNNING,
+        "created_utc": _now(),
+        "updated_utc": _now(),
+        "parameters": experiment.to_dict(),
+        "provenance": {**provenance.collect(server_client), "loadgen": _loadgen_version()},
+        "conditions": [
+            {"condition": c["condition"], "label": c["label"], "level": c["level"], "config": dataclasses.asdict(c["config"])}
+            for c in experiment.conditions()
+        ],
+        "images": {},
+        "runtime_versions": {},
+        "trial_order": experiment.schedule(),
+        "trials": {},
+    }
+
+
+def _check_same_experiment(manifest: dict, experiment: Experiment) -> None:
+    recorded = manifest["parameters"]
+    current = experiment.to_dict()
+    for key in current:
+        if recorded.get(key) != current.get(key):
+            raise ParameterError(
+                "experiment", experiment.name,
+                f"the same definition as when run {manifest['run_id']} started (field {key!r} differs); "
+                "start a new run instead of resuming",
+            )
+
+
+def run_experiment(
+    experiment: Experiment,
+    resume_run_id: str | None = None,
+    raw_dir: Path = paths.RAW_DIR,
+    progress: bool = True,
+    log=print,
+    stop_after_trials: int | None = None,
+) -> RunDirectory:
+    """Run (or resume) `experiment`; returns its run folder.
+
+    `stop_after_trials` stops early after that many trials of this call (for
+    tests and partial sittings); the run then stays resumable.
+    """
+    experiment.validate()
+    server_client = _client_for(experiment.placement.server_docker_host)
+    loadgen_client = (
+        server_client if experiment.placement.loadgen_docker_host == experiment.placement.server_docker_host
+        else _client_for(experiment.placement.loadgen_docker_host)
+    )
+    if resume_run_id:
+        run = RunDirectory(Path(raw_dir) / experiment.name / resume_run_id)
+        if not run.manifest_path.exists():
+            raise ParameterError("resume", resume_run_id, f"a run of {experiment.name!r} under {Path(raw_dir) / experiment.name}")
+        manifest = run.read_manifest()
+        _check_same_experiment(manifest, experiment)
+        for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
+            removed = container.clean(client, run.run_id)
+            if removed:
+                log(f"removed {len(removed)} leftover container(s) of {run.run_id}")
+        discarded = run.discard_partial_trials()
+        if discarded:
+            log(f"discarded unfinished trial folder(s): {', '.join(discarded)}")
+    else:
+        run = RunDirectory.create(experiment.name, new_run_id(experiment.name), raw_dir)
+        manifest = new_manifest(experiment, run.run_id, server_client)
+        run.write_manifest(manifest)
+
+    # Build everything first: a build failure should not surface mid-run.
+    images.ensure_image(loadgen_client, None, log=log)
+    conditions = {c["condition"]: c for c in experiment.conditions()}
+    for condition in conditions.values():
+        config = condition["config"]
+        tag = images.ensure_image(server_client, get_server(config.server), config.variant, log=log)
+        manifest["images"][condition["label"]] = {"image": tag, "image_id": images.image_digest(server_client, tag)}
+
+    finished = set(run.finished_trials())
+    pending = [t for t in manifest["trial_order"] if t["trial"] not in finished]
+    bar = _progress_bar(len(manifest["trial_order"]), len(finished), progress)
+    failed = sum(1 for t in manifest["trials"].values() if t.get("status") == "failed")
+    manifest["status"] = STATUS_RUNNING
+    done_now = 0
+    try:
+        for scheduled in pending:
+            if stop_after_trials is not None and done_now >= stop_after_trials:
+                break
+            number = scheduled["trial"]
+            condition = conditions[scheduled["condition"]]
+            bar.set_description(f"trial {number}: {scheduled['condition']}"[:60])
+            partial = run.begin_trial(number)
+            row = run_trial(condition["config"], partial, run.run_id, server_client, number,
+                            log=lambda m: bar.write(m), loadgen_client=loadgen_client)
+            run.finish_trial(number, partial)
+            manifest["trials"][str(number)] = {
+                "condition": scheduled["condition"], "status": row["status"], "failure_reason": row.get("failure_reason"),
+                "finished_utc": _now(),
+            }
+            if row["status"] == "ok" and row.get("runtime_version"):
+                manifest["runtime_versions"][condition["label"]] = row["runtime_version"]
+            failed += row["status"] == "failed"
+            manifest["updated_utc"] = _now()
+            run.write_manifest(manifest)
+            done_now += 1
+            bar.update(1)
+            bar.set_postfix(failed=failed)
+        complete = len(run.finished_trials()) == len(manifest["trial_order"])
+        manifest["status"] = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
+    except BaseException:
+        manifest["status"] = STATUS_INTERRUPTED
+        raise
+    finally:
+        bar.close()
+        manifest["updated_utc"] = _now()
+        run.write_manifest(manifest)
+        for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
+            container.clean(client, run.run_id)
+    return run
+
+
+def _progress_bar(total: int, initial: int, enabled: bool):
+    """tqdm that renders as a widget in notebooks and as a line in terminals."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="trial", disable=not enabled, dynamic_ncols=True)
+
+
+def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
+    """Every run under raw_dir with its status and trial counts, newest first."""
+    runs = []
+    for manifest_path in Path(raw_dir).glob("*/*/manifest.json"):
+        try:
+            manifest = RunDirectory(manifest_path.parent).read_manifest()
+        except (OSError, ValueError):
+            continue
+        trials = manifest.get("trials", {})
+        runs.append({
+            "experiment": manifest.get("experiment"),
+            "run_id": manifest.get("run_id"),
+            "status": manifest.get("status"),
+            "planned": len(manifest.get("trial_order", [])),
+            "ok": sum(1 for t in trials.values() if t.get("status") == "ok"),
+            "failed": sum(1 for t in trials.values() if t.get("status") == "failed"),
+            "updated_utc": manifest.get("updated_utc"),
+            "path": str(manifest_path.parent),
+        })
+    return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)
+
+
+def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
+    matches = [p.parent for p in Path(raw_dir).glob(f"*/{run_id}/manifest.json")]
+    if not matches:
+        raise LoadlabError(f"no run {run_id!r} under {raw_dir} (see `loadlab runs`)")
+    return matches[0]

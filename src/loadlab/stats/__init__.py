@@ -1,0 +1,71 @@
+"""Statistics for trials: medians with CIs, comparisons, tests, effect sizes, latency merging.
+
+Everything takes plain arrays (one value per trial) or tidy DataFrames and
+returns plain numbers, NamedTuples or DataFrames. See DESIGN.md, "Statistics".
+"""
+
+from .compare import (
+    NOT_SIGNIFICANT,
+    compare_conditions,
+    format_quantity,
+    holm_adjust_table,
+    render_comparison_table,
+    unit_of,
+)
+from .effect_size import CliffsDelta, cliffs_delta, cliffs_delta_magnitude
+from .latency import (
+    SPECTRUM_PERCENTILES,
+    LatencySpectrum,
+    hdr_latency_spectrum,
+    hdr_value_counts,
+    merge_hdr_histograms,
+    merge_value_counts,
+    percentiles_from_counts,
+    value_count_latency_spectrum,
+)
+from .median import (
+    DEFAULT_MEDIAN_CI_METHOD,
+    MEDIAN_CI_METHODS,
+    MedianEstimate,
+    median_ci,
+    minimum_trials_for_median_ci,
+    sign_test_coverage,
+)
+from .outliers import TukeyFences, tukey_fences, tukey_outliers
+from .ratio import RatioEstimate, ratio_of_medians_ci
+from .significance import MannWhitneyResult, holm_adjust, mann_whitney, minimum_two_sided_p_value
+
+__all__ = [
+    "DEFAULT_MEDIAN_CI_METHOD",
+    "MEDIAN_CI_METHODS",
+    "NOT_SIGNIFICANT",
+    "SPECTRUM_PERCENTILES",
+    "CliffsDelta",
+    "LatencySpectrum",
+    "MannWhitneyResult",
+    "MedianEstimate",
+    "RatioEstimate",
+    "TukeyFences",
+    "cliffs_delta",
+    "cliffs_delta_magnitude",
+    "compare_conditions",
+    "format_quantity",
+    "hdr_latency_spectrum",
+    "hdr_value_counts",
+    "holm_adjust",
+    "holm_adjust_table",
+    "mann_whitney",
+    "median_ci",
+    "merge_hdr_histograms",
+    "merge_value_counts",
+    "minimum_trials_for_median_ci",
+    "minimum_two_sided_p_value",
+    "percentiles_from_counts",
+    "ratio_of_medians_ci",
+    "render_comparison_table",
+    "sign_test_coverage",
+    "tukey_fences",
+    "tukey_outliers",
+    "unit_of",
+    "value_count_latency_spectrum",
+]

@@ -1,0 +1,82 @@
+"""Experiment files: validated before anything starts, every error naming its field."""
+
+import pytest
+import yaml
+
+from loadlab.errors import ParameterError
+from loadlab.experiment import Experiment
+
+BASE = {
+    "name": "exp",
+    "seed": 5,
+    "trials_per_condition": 3,
+    "load": {"mode": "closed", "route": "/json", "connections": [8, 64]},
+    "durations": {"warmup_s": 1, "duration_s": 2},
+    "servers": [{"server": "go-nethttp", "label": "a"}, {"server": "go-nethttp", "label": "b"}],
+}
+
+
+def with_changes(**changes):
+    document = yaml.safe_load(yaml.safe_dump(BASE))
+    for path, value in changes.items():
+        target = document
+        keys = path.split("__")
+        for key in keys[:-1]:
+            target = target[int(key)] if key.isdigit() else target[key]
+        target[keys[-1]] = value
+    return document
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"name": "Bad Name!"}, "name"),
+        ({"trials_per_condition": 0}, "trials_per_condition"),
+        ({"load__connections": []}, "load.connections"),
+        ({"load__connections": [0]}, "load.connections"),
+        ({"load__mode": "both"}, "load.mode"),
+        ({"load__route": "/nope"}, "load.route (or servers[0].route)"),
+        ({"load__conections": [3]}, "load.conections"),
+        ({"durations__duration_s": 0}, "durations.duration_s"),
+        ({"servers__1__server": "cobol-cics"}, "servers[1].server"),
+        ({"servers__1__settings": {"GOMAXPROCS": "lots"}}, "servers[1].settings.GOMAXPROCS"),
+        ({"servers__1__label": "a"}, "servers[].label"),
+        ({"placement": {"server_cpus": "0", "loadgen_cpus": "0"}}, "placement.loadgen_cpus"),
+        ({"surprise": 1}, "surprise"),
+    ],
+)
+def test_a_wrong_field_is_named(changes, field):
+    with pytest.raises(ParameterError) as caught:
+        Experiment.from_dict(with_changes(**changes))
+    assert caught.value.parameter == field
+    assert str(caught.value).startswith(field)
+
+
+def test_schedule_is_seeded_blocked_and_interleaved():
+    experiment = Experiment.from_dict(BASE)
+    schedule = experiment.schedule()
+    names = {c["condition"] for c in experiment.conditions()}
+    assert len(schedule) == 4 * 3 and [t["trial"] for t in schedule] == list(range(1, 13))
+    for block in (1, 2, 3):
+        assert {t["condition"] for t in schedule if t["block"] == block} == names
+    assert schedule == Experiment.from_dict(BASE).schedule()
+    other = Experiment.from_dict({**BASE, "seed": 6}).schedule()
+    assert [t["condition"] for t in other] != [t["condition"] for t in schedule]
+
+
+def test_yaml_file_round_trip(tmp_path):
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(BASE))
+    experiment = Experiment.from_yaml(path)
+    assert Experiment.from_dict(experiment.to_dict()).to_dict() == experiment.to_dict()
+    with pytest.raises(ParameterError, match="experiment file"):
+        Experiment.from_yaml(tmp_path / "missing.yaml")
+
+
+def test_the_committed_experiments_are_valid():
+    from loadlab import paths
+
+    files = sorted((paths.ROOT / "experiments").glob("*.yaml"))
+    assert files
+    for path in files:
+        Experiment.from_yaml(path)

@@ -1,0 +1,231 @@
+"""Every figure renders on small data to a valid SVG and PNG, in one fixed style."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ElementTree
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.colors  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from loadlab.plots import (  # noqa: E402
+    RUNTIME_COLOURS,
+    axis_label,
+    forest_figure,
+    gc_pause_figure,
+    latency_spectrum_figure,
+    percentile_to_nines,
+    resources_over_time_figure,
+    runtime_colour,
+    runtime_order,
+    save_figure,
+    spans_decades,
+    throughput_figure,
+)
+from loadlab.plots.style import FALLBACK_COLOURS  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SERVERS = ["go-nethttp", "rust-tokio", "java-virtual", "java-virtual-jdk25"]
+
+
+def throughput_data() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for peak, server in zip([72_000, 120_000, 41_000, 44_000], SERVERS):
+        for concurrency in [1, 16, 256, 1024]:
+            for trial in range(6):
+                rate = peak * min(1.0, concurrency / 40) ** 0.7 * rng.lognormal(0, 0.03)
+                rows.append({"server": server, "concurrency": concurrency, "trial": trial, "throughput_rps": rate})
+    return pd.DataFrame(rows)
+
+
+def latency_data(trials: int) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    rows = []
+    for base_s, server in zip([1e-3, 6e-4, 2e-3], SERVERS[:3]):
+        for trial in range(trials):
+            for percentile, factor in zip([50, 90, 99, 99.9, 99.99, 100], [1, 1.8, 4, 12, 40, 90]):
+                latency = base_s * factor * rng.lognormal(0, 0.1)
+                rows.append({"server": server, "trial": trial, "percentile": percentile, "latency_s": latency})
+    return pd.DataFrame(rows)
+
+
+def resources_data() -> pd.DataFrame:
+    rows = []
+    for server, memory_bytes, tasks in [("go-nethttp", 180e6, 12), ("java-platform", 2.1e9, 100_017), ("rust-tokio", 146e6, 9)]:
+        for t_s in np.arange(0.0, 10.0, 0.25):
+            ramp = min(1.0, t_s / 3)
+            rows.append({"server": server, "trial": 0, "t_s": t_s, "memory_in_use_bytes": memory_bytes * (0.1 + 0.9 * ramp),
+                         "tasks": max(1.0, tasks * ramp)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def gc_data() -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(3)
+    rows = []
+    for server, scale_s, count in [("go-nethttp", 3e-4, 30), ("java-platform", 8e-3, 10)]:
+        for trial in range(6):
+            for _ in range(count):
+                rows.append({"server": server, "trial": trial, "pause_s": scale_s * rng.lognormal(0, 0.8)})
+    trials = pd.DataFrame([{"server": s, "trial": t} for s in ["go-nethttp", "java-platform", "rust-tokio"] for t in range(6)])
+    return pd.DataFrame(rows), trials
+
+
+def forest_data() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"label": "S3 throughput: rust-tokio / go-nethttp", "ratio": 1.62, "ratio_ci_low": 1.5, "ratio_ci_high": 1.7,
+             "server": "rust-tokio", "claimed": 1.13},
+            {"label": "S5 time: java-virtual / java-platform", "ratio": 0.31, "ratio_ci_low": 0.25, "ratio_ci_high": 0.4,
+             "server": "java-virtual", "claimed": 0.17},
+            {"label": "S1 RSS: java-platform / go-nethttp", "ratio": 9.5, "ratio_ci_low": np.nan, "ratio_ci_high": np.nan,
+             "server": "java-platform", "claimed": 11.5},
+        ]
+    )  # fmt: skip
+
+
+FIGURES = {
+    "throughput": lambda: throughput_figure(throughput_data(), title="closed loop"),
+    "latency_merged": lambda: latency_spectrum_figure(latency_data(trials=1)),
+    "latency_trials": lambda: latency_spectrum_figure(latency_data(trials=6)),
+    "resources": lambda: resources_over_time_figure(resources_data()),
+    "gc": lambda: gc_pause_figure(*gc_data()[:1], trials=gc_data()[1]),
+    "forest": lambda: forest_figure(forest_data(), group_column="server", claimed_column="claimed", noise_band=(0.95, 1.05)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(FIGURES))
+def test_every_figure_renders_to_valid_svg_and_png(name, tmp_path):
+    saved = save_figure(FIGURES[name](), name, tmp_path)
+    assert saved.svg == tmp_path / f"{name}.svg" and saved.png == tmp_path / f"{name}.png"
+    png = saved.png.read_bytes()
+    assert png.startswith(PNG_SIGNATURE)
+    assert len(png) > 20_000
+    root = ElementTree.parse(saved.svg).getroot()
+    assert root.tag.endswith("svg")
+    assert saved.svg.stat().st_size > 10_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{name}.png", f"{name}.svg"]  # no partial files
+
+
+def test_png_is_written_at_300_dpi(tmp_path):
+    from PIL import Image
+
+    figure = throughput_figure(throughput_data())
+    saved = save_figure(figure, "dpi", tmp_path)
+    with Image.open(saved.png) as image:
+        assert image.info["dpi"] == pytest.approx((300, 300), abs=0.5)
+
+
+def test_svg_is_reproducible(tmp_path):
+    first = save_figure(FIGURES["forest"](), "a", tmp_path).svg.read_bytes()
+    second = save_figure(FIGURES["forest"](), "b", tmp_path).svg.read_bytes()
+    assert first == second
+
+
+def test_save_figure_refuses_paths_as_names(tmp_path):
+    with pytest.raises(ValueError, match="name"):
+        save_figure(FIGURES["forest"](), "../escape", tmp_path)
+    with pytest.raises(ValueError, match="name"):
+        save_figure(FIGURES["forest"](), "figure.png", tmp_path)
+
+
+def test_figures_leave_the_callers_rcparams_alone():
+    before = dict(matplotlib.rcParams)
+    FIGURES["throughput"]()
+    assert dict(matplotlib.rcParams) == before
+
+
+# --- one colour per runtime across the collection --------------------------------------------
+
+
+def colours_by_label(axes) -> dict[str, str]:
+    return {line.get_label(): matplotlib.colors.to_hex(line.get_color()) for line in axes.get_lines()}
+
+
+def test_a_runtime_has_the_same_colour_in_every_figure():
+    throughput = colours_by_label(FIGURES["throughput"]().axes[0])
+    latency = colours_by_label(FIGURES["latency_merged"]().axes[0])
+    resources = colours_by_label(resources_over_time_figure(resources_data().assign(server="rust-tokio")).axes[0])
+    expected = matplotlib.colors.to_hex(RUNTIME_COLOURS["rust-tokio"])
+    assert throughput["rust-tokio"] == latency["rust-tokio"] == resources["rust-tokio"] == expected
+    assert throughput["go-nethttp"] == latency["go-nethttp"] == RUNTIME_COLOURS["go-nethttp"].lower()
+
+
+def test_every_server_of_the_design_has_its_own_fixed_colour():
+    servers = ["go-nethttp", "go-workerpool", "java-platform", "java-virtual", "rust-tokio", "php-swoole",
+               "python-asyncio", "nginx-baseline"]  # fmt: skip
+    colours = [runtime_colour(server) for server in servers]
+    assert len(set(colours)) == len(servers)
+    assert runtime_order(reversed(servers)) == servers
+
+
+def test_variants_are_shades_of_their_family_and_distinct():
+    base = np.array(matplotlib.colors.to_rgb(runtime_colour("java-virtual")))
+    jdk25 = np.array(matplotlib.colors.to_rgb(runtime_colour("java-virtual-jdk25")))
+    assert runtime_colour("java-virtual-jdk25") != runtime_colour("java-virtual")
+    # Same hue family: the shade is a mix with black, so the channels scale together.
+    assert np.allclose(jdk25 / jdk25.sum(), base / base.sum(), atol=0.02)
+    assert runtime_colour("java-threads-virtual") == runtime_colour("java-virtual")
+    assert runtime_colour("java-threads-platform-jdk25") == runtime_colour("java-platform-jdk25")
+    assert runtime_colour("go") == runtime_colour("go-nethttp")
+
+
+def test_unknown_servers_get_a_deterministic_fallback_colour():
+    colour = runtime_colour("erlang-cowboy")
+    assert colour == runtime_colour("erlang-cowboy")
+    assert colour in FALLBACK_COLOURS
+    assert colour not in RUNTIME_COLOURS.values()
+
+
+# --- axes ---------------------------------------------------------------------------------------
+
+
+def test_log_axes_where_data_span_decades_and_labels_carry_units():
+    axes = FIGURES["throughput"]().axes[0]
+    assert axes.get_xscale() == "log"  # 1 to 1024 connections
+    assert axes.get_xlabel() == "concurrency (connections)"
+    assert axes.get_ylabel() == "throughput (req/s)"
+    resources = FIGURES["resources"]().axes
+    assert [a.get_yscale() for a in resources] == ["log", "log"]
+    assert resources[0].get_ylabel() == "memory in use (bytes)"
+    assert resources[-1].get_xlabel() == "time since start of trial (s)"
+    assert spans_decades([1, 9.9]) is False and spans_decades([1, 10]) is True
+
+
+def test_latency_x_axis_is_in_nines():
+    assert percentile_to_nines([50, 90, 99, 99.9, 99.99]) == pytest.approx([np.log10(2), 1, 2, 3, 4])
+    axes = FIGURES["latency_merged"]().axes[0]
+    labels = [tick.get_text() for tick in axes.get_xticklabels()]
+    assert labels == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+    assert axes.get_yscale() == "log"
+
+
+def test_throughput_band_is_the_median_ci_and_absent_below_six_trials():
+    data = throughput_data()
+    with_band = throughput_figure(data).axes[0]
+    without_band = throughput_figure(data[data["trial"] < 5]).axes[0]
+
+    def band_area(axes) -> int:
+        return sum(len(collection.get_paths()) for collection in axes.collections if collection.get_paths()
+                   and collection.__class__.__name__ == "FillBetweenPolyCollection")  # fmt: skip
+
+    assert band_area(with_band) > 0
+    assert band_area(without_band) == 0
+
+
+def test_missing_columns_are_named():
+    with pytest.raises(KeyError, match="throughput_rps"):
+        throughput_figure(pd.DataFrame({"server": ["a"], "concurrency": [1]}))
+
+
+@pytest.mark.parametrize(
+    ("column", "label"),
+    [("latency_p99_s", "latency p99 (s)"), ("peak_rss_bytes", "peak rss (bytes)"), ("t_s", "time since start of trial (s)")],
+)
+def test_axis_labels_come_from_unit_carrying_names(column, label):
+    assert axis_label(column) == label

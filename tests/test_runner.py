@@ -1,0 +1,155 @@
+"""The runner on real containers: tables, resume after a kill, failures recorded, nothing left."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from loadlab import container, process, runner
+from loadlab.experiment import Experiment
+from loadlab.rundir import RunDirectory
+
+from conftest import build_or_skip
+
+pytestmark = pytest.mark.docker
+TEST_SERVERS = Path(__file__).parent / "servers"
+
+
+@pytest.fixture(scope="module")
+def images_ready(docker_client, loadgen_image):
+    build_or_skip(docker_client, "go-nethttp")
+    return docker_client
+
+
+def experiment(name, **overrides):
+    document = {
+        "name": name, "seed": 11, "trials_per_condition": 2,
+        "load": {"mode": "closed", "route": "/json", "connections": [4, 16]},
+        "durations": {"warmup_s": 1, "duration_s": 1},
+        "servers": [{"server": "go-nethttp", "label": "a"}, {"server": "go-nethttp", "label": "b", "settings": {"GOGC": "50"}}],
+    }
+    document.update(overrides)
+    return Experiment.from_dict(document)
+
+
+def test_two_servers_two_levels_two_trials_give_exactly_the_expected_tables(images_ready, tmp_path):
+    run = runner.run_experiment(experiment("grid"), raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
+    manifest = run.read_manifest()
+    assert manifest["status"] == "complete" and len(manifest["trials"]) == 8
+    assert manifest["provenance"]["git_commit"] and manifest["provenance"]["engine"]["docker_version"]
+    assert set(manifest["images"]) == {"a", "b"} and all(v.startswith("go1.") for v in manifest["runtime_versions"].values())
+    tables = process.process_run(run.path, processed_root=tmp_path / "processed")
+    trials = tables["trials"]
+    assert len(trials) == 8 and set(trials["status"]) == {"ok"}
+    assert sorted(trials.groupby(["label", "level"]).size().tolist()) == [2, 2, 2, 2]
+    assert trials["trial"].tolist() == list(range(1, 9))
+    assert (trials["throughput_rps"] > 0).all()
+    assert tables["latency"].groupby("trial").size().nunique() == 1 and tables["latency"]["trial"].nunique() == 8
+    assert tables["timeseries"]["trial"].nunique() == 8
+    assert set(tables["throughput_timeline"]["phase"]) == {"warmup"}
+    for name in process.TABLES:
+        assert (tmp_path / "processed" / "grid" / run.run_id / f"{name}.parquet").is_file()
+    assert container.leftovers(images_ready, run.run_id) == []
+
+
+def test_a_run_killed_mid_trial_resumes_to_exactly_the_planned_trials(images_ready, tmp_path):
+    definition = {
+        "name": "killed", "seed": 3, "trials_per_condition": 2,
+        "load": {"mode": "closed", "route": "/json", "connections": [8]},
+        "durations": {"warmup_s": 1, "duration_s": 3},
+        "servers": [{"server": "go-nethttp", "label": "a"}, {"server": "go-nethttp", "label": "b"}],
+    }
+    path = tmp_path / "killed.yaml"
+    path.write_text(yaml.safe_dump(definition))
+    env = {**os.environ, "LOADLAB_ROOT": str(tmp_path)}
+    (tmp_path / "servers").symlink_to(Path(runner.paths.SERVERS_DIR))
+    process_handle = subprocess.Popen([sys.executable, "-m", "loadlab.cli", "run", str(path), "--no-progress"],
+                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    raw = tmp_path / "data" / "raw" / "killed"
+    deadline = time.monotonic() + 180
+    # Kill while trial 2 is measuring: its folder is still .partial and its loadgen runs.
+    while time.monotonic() < deadline:
+        partials = list(raw.glob("*/trials/2.partial/wrk.log")) or list(raw.glob("*/trials/2.partial/warmup/timeline.json"))
+        if partials:
+            break
+        assert process_handle.poll() is None, "the run ended before it could be killed"
+        time.sleep(0.1)
+    else:
+        pytest.fail("trial 2 never started")
+    process_handle.send_signal(signal.SIGKILL)
+    process_handle.wait(timeout=30)
+    run_dir = next(raw.iterdir())
+    assert RunDirectory(run_dir).finished_trials() == [1]
+    assert list(run_dir.glob("trials/*.partial"))
+
+    resumed = runner.run_experiment(Experiment.from_dict(definition), resume_run_id=run_dir.name,
+                                    raw_dir=tmp_path / "data" / "raw", progress=False, log=lambda m: None)
+    manifest = resumed.read_manifest()
+    assert manifest["status"] == "complete"
+    assert resumed.finished_trials() == [1, 2, 3, 4]
+    assert sorted(int(k) for k in manifest["trials"]) == [1, 2, 3, 4]
+    assert not list(run_dir.glob("trials/*.partial"))
+    assert container.leftovers(images_ready, run_dir.name) == []
+
+
+def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(images_ready, tmp_path, monkeypatch):
+    monkeypatch.setenv("LOADLAB_EXTRA_SERVER_DIRS", str(TEST_SERVERS))
+    build_or_skip(images_ready, "never-healthy")
+    definition = experiment(
+        "failures",
+        trials_per_condition=1,
+        health_timeout_s=3,
+        load={"mode": "closed", "route": "/api/users", "connections": [16]},
+        durations={"warmup_s": 0, "duration_s": 4},
+        placement={"memory_limit_mib": 48},
+        servers=[
+            {"server": "go-nethttp", "label": "killed"},
+            # GOGC=off: the heap only grows, so /api/users under load outgrows 48 MiB.
+            {"server": "go-nethttp", "label": "oom", "settings": {"GOGC": "off"}},
+            {"server": "never-healthy", "label": "silent", "route": "/json"},
+            {"server": "go-nethttp", "label": "fine"},
+        ],
+    )
+    run_id_box = {}
+
+    def kill_server_of(label):
+        # Kill the 'killed' condition's server one second into its measured window.
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            for run_dir in (tmp_path / "raw" / "failures").glob("*"):
+                if not (run_dir / "manifest.json").exists():
+                    continue
+                manifest = json.loads((run_dir / "manifest.json").read_text())
+                run_id_box["run"] = run_dir.name
+                trial = next(t["trial"] for t in manifest["trial_order"] if t["condition"].startswith(label + "@"))
+                partial = run_dir / "trials" / f"{trial}.partial"
+                if (partial / "verify.json").exists():
+                    loadgens = images_ready.containers.list(filters={"label": [f"loadlab.run={run_dir.name}", "loadlab.role=loadgen"]})
+                    if loadgens:
+                        time.sleep(1.5)
+                        for server in images_ready.containers.list(filters={"label": [f"loadlab.run={run_dir.name}", "loadlab.role=server"]}):
+                            server.kill()
+                        return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_server_of, args=("killed",), daemon=True)
+    killer.start()
+    run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
+    killer.join(timeout=5)
+    trials = process.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
+    assert run.read_manifest()["status"] == "complete" and len(trials) == 4
+    assert trials.loc["killed", "failure_reason"] == "server-exited"
+    assert trials.loc["oom", "failure_reason"] == "oom-killed"
+    assert trials.loc["silent", "failure_reason"] == "health-timeout"
+    assert trials.loc["fine", "status"] == "ok"
+    for label in ("killed", "oom", "silent"):
+        record = json.loads((run.trial_dir(int(trials.loc[label, "trial"])) / "trial.json").read_text())
+        assert record["status"] == "failed" and record["failure_detail"]
+    assert container.leftovers(images_ready, run.run_id) == []
