@@ -153,3 +153,19 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
         record = json.loads((run.trial_dir(int(trials.loc[label, "trial"])) / "trial.json").read_text())
         assert record["status"] == "failed" and record["failure_detail"]
     assert container.leftovers(images_ready, run.run_id) == []
+
+
+def test_server_and_loadgen_placed_through_separate_engine_addresses(images_ready, tmp_path):
+    # Two clients (one named by address, one the default) and an explicit target
+    # address: the multi-machine code path, exercised on loopback.
+    definition = experiment(
+        "placement", trials_per_condition=1, load={"mode": "closed", "route": "/json", "connections": [8]},
+        servers=[{"server": "go-nethttp", "label": "a"}],
+        placement={"server_docker_host": "unix:///var/run/docker.sock", "loadgen_docker_host": None,
+                   "target_host": "127.0.0.1"},
+    )
+    run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
+    trials = process.process_run(run.path, processed_root=tmp_path / "processed")["trials"]
+    assert trials["status"].tolist() == ["ok"] and trials["throughput_rps"].iloc[0] > 0
+    health = json.loads((run.trial_dir(1) / "health.json").read_text())
+    assert health["settings"]["HOST"] == "127.0.0.1"

@@ -163,9 +163,15 @@ def source_for(container) -> CgroupSource | DockerStatsSource:
     """The cheapest source that works for this container."""
     container.reload()
     pid = container.attrs.get("State", {}).get("Pid") or 0
-    if pid and Path(f"/proc/{pid}/cgroup").exists():
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text() if pid else ""
+    except OSError:
+        text = ""
+    # The PID is the engine's: on an engine elsewhere it names some unrelated local
+    # process, so the local cgroup files count only if they are this container's.
+    if container.id and container.id in text:
         try:
-            return CgroupSource.for_pid(pid)
+            return CgroupSource(text)
         except (OSError, FileNotFoundError):
             pass
     return DockerStatsSource(container)
