@@ -6,8 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 LOADLAB := $(BIN)/loadlab
 PYTEST_ARGS ?=
+PROFILE ?= quick
 
-.PHONY: help setup engine images test test-fast reproduce clean-containers clean-venv
+.PHONY: help setup engine images test test-fast reproduce report smoke clean-containers clean-venv
 
 help: ## Print every target with one line of help
 	@echo "loadlab: what does a concurrency runtime cost under load?"
@@ -38,8 +39,14 @@ test: engine ## Run the whole test suite (unit tests on captured fixtures + Dock
 test-fast: setup ## Run only the tests that need no Docker engine
 	$(BIN)/python -m pytest -m "not docker" $(PYTEST_ARGS)
 
-reproduce: images ## Reproduce the collection: build images, measure, write reports/ (the README's main command)
-	$(LOADLAB) trial --server go-nethttp --route /json --connections 64 --duration 10s --warmup 5s
+reproduce: images ## Reproduce the collection: build images, run every notebook (PROFILE=quick), export HTML into reports/ (the README's main command)
+	$(LOADLAB) notebooks --profile $(PROFILE)
+
+report: setup ## Re-run the analyses on the newest complete runs (no measuring) and re-export HTML into reports/
+	$(LOADLAB) notebooks --profile $(PROFILE) --run-id latest
+
+smoke: images ## Every notebook at the smoke profile (minutes; what CI runs): proves the pipeline, not the claims
+	$(LOADLAB) notebooks --profile smoke
 
 clean-containers: setup ## Remove every leftover loadlab container (label loadlab.run)
 	$(LOADLAB) clean

@@ -84,6 +84,7 @@ def _trial_config(args):
         duration_s=args.duration, warmup_s=args.warmup, loadgen_threads=args.threads,
         pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
         memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, verify=not args.no_verify,
+        profilers=tuple(args.profile or ()),
     ).validate()
 
 
@@ -178,6 +179,22 @@ def command_runs(args) -> int:
     return 0
 
 
+def command_notebooks(args) -> int:
+    from . import report
+
+    index = report.build_collection(args.profile, args.run_id, args.only)
+    print(f"reports written; open {index}")
+    return 0
+
+
+def command_export(args) -> int:
+    from . import report
+
+    index = report.export_existing()
+    print(f"HTML re-exported; open {index}")
+    return 0
+
+
 def command_clean(args) -> int:
     from . import container, engine
 
@@ -235,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-mib", type=int, default=2048, help="server memory limit in MiB (default 2048)")
     p.add_argument("--cpu-quota", type=float, help="server CPU quota in CPUs (e.g. 0.5), below its cpuset")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
+    p.add_argument("--profile", action="append", metavar="PROFILER",
+                   help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy (repeatable)")
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
 
@@ -252,6 +271,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("runs", help="list runs with their status")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command_runs)
+
+    p = sub.add_parser("notebooks", help="execute the notebooks with papermill and export HTML + an index into reports/")
+    p.add_argument("--profile", default="quick", help="smoke, quick or full (default quick)")
+    p.add_argument("--run-id", help="'latest' to re-analyse the newest complete runs without measuring")
+    p.add_argument("--only", nargs="+", metavar="NN", help="only notebooks whose names start with these prefixes")
+    p.set_defaults(func=command_notebooks)
+
+    p = sub.add_parser("export", help="re-export HTML and the index from already executed notebooks")
+    p.set_defaults(func=command_export)
 
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")

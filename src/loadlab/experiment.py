@@ -97,6 +97,7 @@ class Experiment:
     seed: int = 0
     verify: bool = True
     health_timeout_s: float = 60.0
+    profilers: list[str] = field(default_factory=list)
     description: str = ""
 
     # ---- construction -------------------------------------------------
@@ -134,6 +135,7 @@ class Experiment:
             seed=document.get("seed", 0),
             verify=document.get("verify", True),
             health_timeout_s=document.get("health_timeout_s", 60.0),
+            profilers=list(document.get("profilers") or []),
             description=document.get("description", ""),
         )
         return experiment.validate()
@@ -201,7 +203,7 @@ class Experiment:
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
             server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
             memory_limit_bytes=placement.memory_limit_mib * 1024**2, cpu_quota=placement.cpu_quota,
-            verify=self.verify, health_timeout_s=self.health_timeout_s, target_host=placement.target_host,
+            verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers), target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
         )
 

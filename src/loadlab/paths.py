@@ -30,4 +30,10 @@ PROCESSED_DIR = DATA_DIR / "processed"
 REPORTS_DIR = ROOT / "reports"
 FIGURES_DIR = REPORTS_DIR / "figures"
 NOTEBOOKS_DIR = ROOT / "notebooks"
-CLAIMS_YAML_CANDIDATES = (ROOT / "shared" / "claims.yaml", ROOT.parent / "shared" / "claims.yaml")
+EXTERNAL_DIR = DATA_DIR / "external"
+# The claims under test: a verbatim copy of the brief's shared/claims.yaml, so a
+# fresh clone has it (tests/test_claims.py keeps the copy identical).
+CLAIMS_YAML = EXTERNAL_DIR / "claims.yaml"
+SHARED_CLAIMS_YAML = ROOT.parent / "shared" / "claims.yaml"
+EXPERIMENTS_DIR = ROOT / "experiments"
+VERDICTS_DIR = REPORTS_DIR / "verdicts"

@@ -90,11 +90,13 @@ def run_experiment(
     progress: bool = True,
     log=print,
     stop_after_trials: int | None = None,
+    annotations: dict | None = None,
 ) -> RunDirectory:
     """Run (or resume) `experiment`; returns its run folder.
 
     `stop_after_trials` stops early after that many trials of this call (for
-    tests and partial sittings); the run then stays resumable.
+    tests and partial sittings); the run then stays resumable. `annotations`
+    (e.g. servers left out and why) are kept in the manifest.
     """
     experiment.validate()
     server_client = _client_for(experiment.placement.server_docker_host)
@@ -118,6 +120,7 @@ def run_experiment(
     else:
         run = RunDirectory.create(experiment.name, new_run_id(experiment.name), raw_dir)
         manifest = new_manifest(experiment, run.run_id, server_client)
+        manifest["annotations"] = annotations or {}
         run.write_manifest(manifest)
 
     # Build everything first: a build failure should not surface mid-run.
@@ -171,8 +174,52 @@ def run_experiment(
     return run
 
 
+BATCH_ENV = "LOADLAB_BATCH"
+
+
+class LineProgress:
+    """One plain line per trial (done, failed, time left), for batch runs.
+
+    A redrawn bar turns into noise in an executed notebook's HTML and in
+    papermill's log; a line per trial reads well in both. Same interface as
+    the parts of tqdm the runner uses.
+    """
+
+    def __init__(self, total: int, initial: int):
+        import time
+
+        self.total, self.done, self.started, self.description, self.failed = total, initial, time.monotonic(), "", 0
+        self.initial = initial
+
+    def set_description(self, text: str) -> None:
+        self.description = text
+
+    def set_postfix(self, failed: int = 0) -> None:
+        self.failed = failed
+
+    def write(self, message: str) -> None:
+        print(message, flush=True)
+
+    def update(self, count: int) -> None:
+        import time
+
+        self.done += count
+        elapsed = time.monotonic() - self.started
+        per_trial = elapsed / max(1, self.done - self.initial)
+        left_s = per_trial * (self.total - self.done)
+        print(f"[{self.done}/{self.total}] {self.description} finished; {self.failed} failed so far; "
+              f"about {left_s / 60:.1f} min left", flush=True)
+
+    def close(self) -> None:
+        pass
+
+
 def _progress_bar(total: int, initial: int, enabled: bool):
-    """tqdm that renders as a widget in notebooks and as a line in terminals."""
+    """tqdm (a widget in notebooks, a bar in terminals), or LineProgress when $LOADLAB_BATCH is set."""
+    import os
+
+    if enabled and os.environ.get(BATCH_ENV):
+        return LineProgress(total, initial)
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, unit="trial", disable=not enabled, dynamic_ncols=True)
@@ -198,6 +245,12 @@ def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
             "path": str(manifest_path.parent),
         })
     return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)
+
+
+def latest_run(experiment_name: str, raw_dir: Path = paths.RAW_DIR, status: str | None = STATUS_COMPLETE) -> Path | None:
+    """The newest run of an experiment (with `status`, unless None), or None."""
+    candidates = [r for r in list_runs(raw_dir) if r["experiment"] == experiment_name and (status is None or r["status"] == status)]
+    return Path(candidates[0]["path"]) if candidates else None
 
 
 def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import container, contract, images, sampler, verify
+from . import capture, container, contract, images, sampler, verify
 from .errors import ParameterError, TrialFailure
 from .loadgen import run as loadgen_run
 from .loadgen import vegeta, wrk
@@ -67,6 +67,9 @@ class TrialConfig:
     cpu_quota: float | None = None
     verify: bool = True
     health_timeout_s: float = 60.0
+    # Profilers to run around the measured window (see capture.py); ones the
+    # server does not offer are recorded as skipped with the reason.
+    profilers: tuple[str, ...] = ()
     # The address the server binds and the loadgen and harness target. Loopback by
     # default; another address only when server and loadgen are on different engines.
     target_host: str = "127.0.0.1"
@@ -112,6 +115,7 @@ class TrialConfig:
         if not 1 <= self.request_timeout_s <= 60:
             raise ParameterError("request_timeout_s", self.request_timeout_s, "an integer from 1 to 60")
         check_cpusets(self.server_cpus, self.loadgen_cpus, check_host=self.check_host_cpus)
+        self.profilers = capture.check_profilers(self.profilers, spec.profilers, self.server)
         try:
             __import__("ipaddress").ip_address(self.target_host)
         except ValueError:
@@ -206,9 +210,12 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
         loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s)
 
 
-def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str):
-    """The measured window with the sampler running; returns (loadgen result, samples)."""
+def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str,
+             profiling: capture.Capture | None):
+    """The measured window with the sampler (and any profilers) running; returns (loadgen result, samples)."""
     sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
+    if profiling is not None:
+        profiling.start()
     with sampler.Sampler(sources) as running:
         if config.load_mode == "closed":
             result = loadgen_run.run_wrk(
@@ -272,8 +279,11 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                 _warm_up(config, loadgen, url)
                 _raise_if_exited(session)
                 measured_at = time.time()
-                result, samples = _measure(config, session, loadgen, url)
+                profiling = capture.capture_for(config, session, trial_dir / "profiles")
+                result, samples = _measure(config, session, loadgen, url, profiling)
                 _raise_if_exited(session)
+                if profiling is not None:
+                    record["captures"] = profiling.finish()
             timeseries = _timeseries(samples)
             timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))

@@ -1,0 +1,101 @@
+"""Tables the notebooks show, computed from a run's tidy tables (never from Docker).
+
+Every summary is per condition across trials: the median with its 95% CI
+(`loadlab.stats.median_ci`), the trial count, and how many trials failed.
+Percentiles are never averaged across trials: a condition's p99 is the
+median of its trials' p99s, with a CI over trials.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+from .stats.compare import COMPARISON_COLUMNS
+
+MIB = 1024**2
+
+
+def condition_summary(trials: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = ("label", "level")) -> pd.DataFrame:
+    """One row per condition: n ok trials, failures, and median [CI] of each metric."""
+    rows = []
+    for keys, group in trials.groupby(list(by), sort=True):
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        ok = group[group["status"] == "ok"]
+        row = dict(zip(by, keys))
+        row["trials_ok"] = len(ok)
+        row["trials_failed"] = int((group["status"] != "ok").sum())
+        for metric in metrics:
+            values = pd.to_numeric(ok[metric], errors="coerce").dropna().to_numpy(dtype=float) if metric in ok else np.array([])
+            if len(values) == 0:
+                row.update({metric: math.nan, f"{metric}_ci_low": math.nan, f"{metric}_ci_high": math.nan})
+                continue
+            estimate = stats.median_ci(values)
+            row.update({metric: estimate.median, f"{metric}_ci_low": estimate.ci_low, f"{metric}_ci_high": estimate.ci_high})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def format_summary(summary: pd.DataFrame, metrics: Sequence[str], scale: dict[str, float] | None = None,
+                   digits: int = 3) -> pd.DataFrame:
+    """`median [low, high]` strings for display; `scale` divides a metric (e.g. bytes -> MiB)."""
+    scale = scale or {}
+    shown = summary.drop(columns=[c for c in summary if c.endswith(("_ci_low", "_ci_high"))]).copy()
+
+    def text(value: float) -> str:
+        return "n/a" if not math.isfinite(value) else f"{value:.{digits}g}"
+
+    for metric in metrics:
+        factor = scale.get(metric, 1.0)
+        shown[metric] = [
+            f"{text(m / factor)} [{text(lo / factor)}, {text(hi / factor)}]"
+            for m, lo, hi in zip(summary[metric], summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"])
+        ]
+    return shown
+
+
+def compare_at_level(trials: pd.DataFrame, pairs: Sequence[tuple[str, str]], metrics: Sequence[str], level) -> pd.DataFrame:
+    """benchstat-style comparisons (label vs label) among the ok trials at one load level."""
+    subset = trials[(trials["status"] == "ok") & (trials["level"] == level)]
+    present = set(subset["label"])
+    usable = [(a, b) for a, b in pairs if a in present and b in present]
+    if not usable:
+        return pd.DataFrame(columns=list(COMPARISON_COLUMNS) + ["level"])
+    table = stats.compare_conditions(subset, usable, list(metrics), condition_column="label")
+    table["level"] = level
+    return table
+
+
+def noise_floor(trials: pd.DataFrame, metric: str = "throughput_rps") -> dict:
+    """A/A control: coefficient of variation per condition and the ratio of medians with its CI."""
+    ok = trials[trials["status"] == "ok"]
+    labels = sorted(ok["label"].unique())
+    cv = {label: float(ok.loc[ok["label"] == label, metric].std(ddof=1) / ok.loc[ok["label"] == label, metric].mean())
+          for label in labels}
+    pooled = ok[metric].to_numpy(dtype=float)
+    result = {"cv_by_condition": cv, "cv_pooled": float(np.std(pooled, ddof=1) / np.mean(pooled)) if len(pooled) > 1 else math.nan}
+    if len(labels) == 2:
+        a = ok.loc[ok["label"] == labels[0], metric].to_numpy(dtype=float)
+        b = ok.loc[ok["label"] == labels[1], metric].to_numpy(dtype=float)
+        if len(a) >= 2 and len(b) >= 2:
+            ratio = stats.ratio_of_medians_ci(a, b)
+            result.update({"ratio": ratio.ratio, "ratio_ci_low": ratio.ci_low, "ratio_ci_high": ratio.ci_high,
+                           "p_value": stats.mann_whitney(a, b).p_value, "labels": labels})
+    return result
+
+
+def with_concurrency(trials: pd.DataFrame) -> pd.DataFrame:
+    """Trials with the load level as `concurrency` (closed loop) for the throughput figure."""
+    return trials.assign(concurrency=trials["level"])
+
+
+def spread_note(n_ok: int) -> str:
+    if n_ok < 4:
+        return f"only {n_ok} trials per condition: no test can reach p<0.05 and no 95% CI exists; read as a smoke test"
+    if n_ok < 6:
+        return f"{n_ok} trials per condition: tests possible, but no 95% CI on a median exists"
+    return ""

@@ -1,0 +1,202 @@
+"""Profiles and GC records captured around a trial's measured window.
+
+Each profiler is an option of a trial (`TrialConfig.profilers`); what it
+captures lands in `trials/<n>/profiles/`, and `profiles/captures.json` says
+for each one whether it ran or why it was skipped (tool missing, no
+privilege, the runtime lacks it). Nothing is skipped silently.
+
+| profiler   | runtime | what                                                        |
+| ---------- | ------- | ----------------------------------------------------------- |
+| pprof      | Go      | CPU profile over the window; heap and goroutine profiles after |
+| go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after |
+| gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
+| jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image |
+| gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
+| perf       | any     | `perf record -e cpu-clock -g` on the server's processes, from the host |
+| py-spy     | Python  | `py-spy record --format raw` on the server process, from the host |
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import ParameterError
+from .rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
+
+PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy")
+JFR_EVENTS = (
+    "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.ExecutionSample,"
+    "jdk.JavaThreadStatistics,jdk.VirtualThreadPinned,jdk.VirtualThreadSubmitFailed"
+)
+PERF_FREQUENCY_HZ = 99
+PYSPY_RATE_HZ = 99
+
+
+def check_profilers(requested, supported: tuple[str, ...], server: str) -> tuple[str, ...]:
+    """Profilers must be known; ones the server's runtime lacks are kept and skipped with a reason."""
+    requested = tuple(requested or ())
+    unknown = [p for p in requested if p not in PROFILERS]
+    if unknown:
+        raise ParameterError("profilers", unknown, PROFILERS)
+    return requested
+
+
+@dataclass
+class Capture:
+    """One trial's captures: `start()` before the window, `finish()` after."""
+
+    requested: tuple[str, ...]
+    supported: tuple[str, ...]
+    session: object  # ServerSession
+    directory: Path
+    window_s: float
+    status: dict = field(default_factory=dict)
+    _threads: list = field(default_factory=list)
+
+    def _wanted(self, name: str) -> bool:
+        if name not in self.requested:
+            return False
+        if name not in self.supported:
+            self.status[name] = {"status": "skipped", "reason": f"{self.session.spec.name} ({self.session.spec.runtime}) does not offer {name}"}
+            return False
+        return True
+
+    def _background(self, name: str, work) -> None:
+        def run():
+            try:
+                work()
+                self.status.setdefault(name, {"status": "ok"})
+            except Exception as error:  # a capture must never fail the trial
+                self.status[name] = {"status": "skipped", "reason": f"{type(error).__name__}: {error}"}
+
+        thread = threading.Thread(target=run, name=f"capture-{name}", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _now(self, name: str, work) -> None:
+        try:
+            work()
+            self.status.setdefault(name, {"status": "ok"})
+        except Exception as error:
+            self.status[name] = {"status": "skipped", "reason": f"{type(error).__name__}: {error}"}
+
+    def _url(self, target: str) -> str:
+        return self.session.url(target)
+
+    def _fetch(self, target: str, timeout_s: float) -> bytes:
+        with urllib.request.urlopen(self._url(target), timeout=timeout_s) as response:
+            return response.read()
+
+    def _server_pid(self) -> int:
+        self.session.container.reload()
+        pid = self.session.container.attrs.get("State", {}).get("Pid") or 0
+        if not pid or not Path(f"/proc/{pid}").exists():
+            raise RuntimeError("the server's processes are not visible from this host (engine elsewhere?)")
+        return pid
+
+    # ---- before the window ------------------------------------------------
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        seconds = max(1, int(round(self.window_s)))
+        if self._wanted("go-metrics"):
+            self._now("go-metrics", lambda: write_bytes_atomic(self.directory / "expvar-before.json", self._fetch("/debug/vars", 10)))
+        if self._wanted("pprof"):
+            self._background("pprof", lambda: write_bytes_atomic(
+                self.directory / "cpu.pb.gz", self._fetch(f"/debug/pprof/profile?seconds={seconds}", seconds + 30)))
+        if self._wanted("perf"):
+            self._background("perf", lambda: self._perf(seconds))
+        if self._wanted("py-spy"):
+            self._background("py-spy", lambda: self._pyspy(seconds))
+
+    def _perf(self, seconds: int) -> None:
+        perf = shutil.which("perf")
+        if perf is None:
+            raise RuntimeError("perf is not installed on this host (Debian: apt-get install linux-perf)")
+        pid = self._server_pid()
+        # Every process of the container: children of the init process too (nginx workers, uvicorn).
+        pids = subprocess.run(["pgrep", "-d", ",", "-P", str(pid)], capture_output=True, text=True).stdout.strip()
+        target = ",".join(p for p in (str(pid), pids) if p)
+        data = self.directory / "perf.data"
+        record = subprocess.run(
+            [perf, "record", "-e", "cpu-clock", "-F", str(PERF_FREQUENCY_HZ), "-g", "-p", target, "-o", str(data),
+             "--", "sleep", str(seconds)], capture_output=True, text=True, timeout=seconds + 60,
+        )
+        write_text_atomic(self.directory / "perf-record.log", f"pids {target}\n{record.stdout}{record.stderr}")
+        if record.returncode != 0 or not data.exists():
+            raise RuntimeError(f"perf record failed: {(record.stderr or record.stdout).strip()[-400:]}")
+        script = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=600)
+        if script.returncode != 0:
+            raise RuntimeError(f"perf script failed: {script.stderr.decode(errors='replace')[-400:]}")
+        write_bytes_atomic(self.directory / "perf-script.txt.gz", gzip.compress(script.stdout))
+        data.unlink()
+
+    def _pyspy(self, seconds: int) -> None:
+        import sys
+
+        pyspy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        if not Path(pyspy).exists():
+            raise RuntimeError("py-spy is not installed (pip install py-spy)")
+        pid = self._server_pid()
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+        output = self.directory / "py-spy-raw.txt"
+        result = subprocess.run(
+            [pyspy, "record", "--pid", str(pid), "--format", "raw", "--duration", str(seconds), "--rate",
+             str(PYSPY_RATE_HZ), "--nonblocking", "--output", str(output)] + (["--subprocesses"] if children else []),
+            capture_output=True, text=True, timeout=seconds + 60,
+        )
+        if result.returncode != 0 or not output.exists():
+            raise RuntimeError(f"py-spy failed: {(result.stderr or result.stdout).strip()[-400:]}")
+
+    # ---- after the window -------------------------------------------------
+    def finish(self) -> dict:
+        for thread in self._threads:
+            thread.join(timeout=self.window_s + 120)
+        container = self.session.container
+        if self._wanted("go-metrics"):
+            self._now("go-metrics", lambda: write_bytes_atomic(self.directory / "expvar-after.json", self._fetch("/debug/vars", 10)))
+        if self._wanted("pprof"):
+            self._now("pprof", lambda: (
+                write_bytes_atomic(self.directory / "heap.pb.gz", self._fetch("/debug/pprof/heap", 30)),
+                write_bytes_atomic(self.directory / "goroutine.pb.gz", self._fetch("/debug/pprof/goroutine", 30)),
+            ))
+        if self._wanted("gctrace"):
+            self._now("gctrace", lambda: write_text_atomic(
+                self.directory / "gctrace.txt",
+                "".join(line + "\n" for line in container.logs(stdout=False, stderr=True).decode(errors="replace").splitlines()
+                        if line.startswith("gc ")),
+            ))
+        if self._wanted("jfr"):
+            self._now("jfr", self._jfr)
+        if self._wanted("gclog"):
+            self._now("gclog", lambda: write_bytes_atomic(self.directory / "gc.log.gz", gzip.compress(self._exec(["cat", "/tmp/gc.log"]))))
+        write_json_atomic(self.directory / "captures.json", self.status)
+        return self.status
+
+    def _exec(self, argv: list[str]) -> bytes:
+        result = self.session.container.exec_run(argv, demux=True)
+        stdout, stderr = result.output if isinstance(result.output, tuple) else (result.output, b"")
+        if result.exit_code != 0:
+            raise RuntimeError(f"{' '.join(argv)} exited {result.exit_code}: {(stderr or b'').decode(errors='replace')[-400:]}")
+        return stdout or b""
+
+    def _jfr(self) -> None:
+        self._exec(["jcmd", "1", "JFR.dump", "name=loadlab", "filename=/tmp/loadlab.jfr"])
+        # `jfr print` runs inside the image: the JDK that wrote the file reads it.
+        printed = self._exec(["jfr", "print", "--json", "--events", JFR_EVENTS, "/tmp/loadlab.jfr"])
+        write_bytes_atomic(self.directory / "jfr.json.gz", gzip.compress(printed, compresslevel=6))
+        summary = self._exec(["jfr", "summary", "/tmp/loadlab.jfr"])
+        write_bytes_atomic(self.directory / "jfr-summary.txt", summary)
+
+
+def capture_for(config, session, directory: Path) -> Capture | None:
+    if not config.profilers:
+        return None
+    return Capture(tuple(config.profilers), session.spec.profilers, session, directory, config.duration_s)

@@ -1,0 +1,143 @@
+"""The experiments behind each notebook, at three profiles.
+
+- smoke: proves the pipeline end to end in minutes (CI); too few trials for
+  verdicts, and the notebooks say so.
+- quick: the reference run (`make reproduce`): 6 trials per condition, the
+  fewest that give a 95% CI on a median and a U test that can reach p<0.01.
+- full: more trials, longer windows, the whole level sweep.
+
+Each function returns an `Experiment` whose name carries the profile, so
+runs of different profiles never mix in data/raw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import ParameterError
+from .experiment import Durations, Experiment, Load, Placement, ServerEntry
+
+PROFILE_NAMES = ("smoke", "quick", "full")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    trials_per_condition: int
+    duration_s: int
+    warmup_s: int
+    warmup_max_s: int
+    jit_warmup_max_s: int  # for JVM servers: long enough to reach steady state
+
+
+PROFILES = {
+    "smoke": Profile("smoke", 2, 2, 1, 2, 3),
+    "quick": Profile("quick", 6, 5, 2, 6, 15),
+    "full": Profile("full", 10, 20, 5, 20, 60),
+}
+
+
+def profile(name: str) -> Profile:
+    if name not in PROFILES:
+        raise ParameterError("profile", name, PROFILE_NAMES)
+    return PROFILES[name]
+
+
+def _by_profile(name: str, smoke, quick, full):
+    return {"smoke": smoke, "quick": quick, "full": full}[profile(name).name]
+
+
+def _durations(p: Profile, jit: bool) -> Durations:
+    return Durations(warmup_s=p.warmup_s, warmup_max_s=p.jit_warmup_max_s if jit else p.warmup_max_s, duration_s=p.duration_s)
+
+
+def _experiment(name: str, p: Profile, servers, load: Load, jit: bool, seed: int, **extra) -> Experiment:
+    return Experiment(
+        name=f"{name}-{p.name}", servers=servers, load=load, durations=_durations(p, jit),
+        placement=extra.pop("placement", Placement()), trials_per_condition=extra.pop("trials", p.trials_per_condition),
+        seed=seed, **extra,
+    ).validate()
+
+
+JAVA_PLATFORM = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "platform"}, "java-platform")
+JAVA_VIRTUAL = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "virtual"}, "java-virtual")
+
+
+def noise(profile_name: str) -> Experiment:
+    """00: the A/A control (go-nethttp twice) on /json, closed loop."""
+    p = profile(profile_name)
+    servers = [ServerEntry("go-nethttp", label="go-nethttp-A"), ServerEntry("go-nethttp", label="go-nethttp-B")]
+    return _experiment("00-aa-noise", p, servers, Load(mode="closed", route="/json", connections=[64]), False, 1)
+
+
+def loadgen_ceiling(profile_name: str) -> Experiment:
+    """00: nginx-baseline and go-nethttp on /plaintext, plain and pipelined, full core vs a CPU quota."""
+    p = profile(profile_name)
+    servers = [ServerEntry("nginx-baseline", label="nginx-baseline"), ServerEntry("go-nethttp", label="go-nethttp")]
+    return _experiment("00-loadgen-ceiling", p, servers, Load(mode="closed", route="/plaintext", connections=[64]), False, 2,
+                       trials=max(2, p.trials_per_condition // 2))
+
+
+def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
+    """01 (S1): every runtime on /json under rising connection counts."""
+    p = profile(profile_name)
+    servers = servers or [
+        ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, JAVA_VIRTUAL,
+        ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
+        ServerEntry("python-asyncio", label="python"),
+    ]
+    levels = _by_profile(profile_name, [100], [100, 2000], [100, 1000, 5000, 10000])
+    return _experiment("01-runtime-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), True, 3,
+                       placement=Placement(memory_limit_mib=4096))
+
+
+def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
+    """02 (S2): open loop on /mixed, a goroutine per request vs a 12-worker pool."""
+    p = profile(profile_name)
+    servers = [
+        ServerEntry("go-nethttp", label="go-nethttp"),
+        ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_FULL": "block"}, label="go-workerpool"),
+    ]
+    load = Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps, request_timeout_s=10)
+    return _experiment("02-worker-pool", p, servers, load, False, 4, placement=Placement(memory_limit_mib=2048))
+
+
+def json_api(profile_name: str) -> Experiment:
+    """03 (S3): go-nethttp vs rust-tokio on /api/users across connection levels."""
+    p = profile(profile_name)
+    servers = [ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust")]
+    levels = _by_profile(profile_name, [256], [64, 256], [16, 64, 256, 1024])
+    return _experiment("03-json-api", p, servers, Load(mode="closed", route="/api/users", connections=levels), False, 5)
+
+
+def io_coroutines(profile_name: str) -> Experiment:
+    """04 (S4): /io?ms=10 at 400 connections: Go vs Swoole and the others, against Little's law."""
+    p = profile(profile_name)
+    servers = [
+        ServerEntry("go-nethttp", label="go"), ServerEntry("php-swoole", label="swoole"),
+        ServerEntry("rust-tokio", label="rust"), JAVA_VIRTUAL, ServerEntry("python-asyncio", label="python"),
+    ]
+    # Two levels: 400 is the claim's; 40 gives the memory each extra in-flight request costs.
+    return _experiment("04-io-coroutines", p, servers, Load(mode="closed", route="/io?ms=10", connections=[40, 400]), True, 6)
+
+
+def virtual_threads(profile_name: str) -> Experiment:
+    """05 (S5): platform vs virtual threads, JDK 21 vs 25, blocking /io across many connections."""
+    p = profile(profile_name)
+    servers = [
+        ServerEntry("java-threads", jdk, {"THREAD_MODEL": model}, f"java-{model}-jdk{jdk[3:]}")
+        for jdk in ("jdk21", "jdk25") for model in ("platform", "virtual")
+    ]
+    levels = _by_profile(profile_name, [500], [1000], [100, 1000, 4000])
+    return _experiment("05-virtual-threads", p, servers, Load(mode="closed", route="/io?ms=20", connections=levels), True, 7,
+                       placement=Placement(memory_limit_mib=4096))
+
+
+def pinning(profile_name: str) -> Experiment:
+    """05: a monitor held across the blocking wait (PIN_ON_IO) on JDK 21 vs JDK 25, virtual threads."""
+    p = profile(profile_name)
+    servers = [
+        ServerEntry("java-threads", jdk, {"THREAD_MODEL": "virtual", "PIN_ON_IO": "true"}, f"java-virtual-jdk{jdk[3:]}-pinned")
+        for jdk in ("jdk21", "jdk25")
+    ]
+    return _experiment("05-pinning", p, servers, Load(mode="closed", route="/io?ms=20", connections=[200]), True, 8)

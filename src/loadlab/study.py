@@ -1,0 +1,101 @@
+"""What a notebook calls: measure an experiment (or reuse a run) and get its tables.
+
+    study = measure_or_load(plans.json_api(profile), run_id=run_id)
+    study.trials, study.latency, study.timeseries, study.missing
+
+`run_id` None measures anew; "latest" reuses the newest complete run of the
+same experiment (what `make report` does); anything else names a run. A
+server whose image cannot be built here (Swoole without a PECL package) is
+left out before the run starts, and `missing` says why, so the notebook can
+say it too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from . import engine, images, paths, process, runner
+from .errors import BuildError, LoadlabError
+from .experiment import Experiment
+from .servers import get_server
+
+
+@dataclass
+class Study:
+    experiment: Experiment
+    run_id: str
+    run_dir: Path
+    tables: dict
+    missing: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def trials(self) -> pd.DataFrame:
+        return self.tables["trials"]
+
+    @property
+    def ok_trials(self) -> pd.DataFrame:
+        trials = self.tables["trials"]
+        return trials[trials["status"] == "ok"] if not trials.empty else trials
+
+    @property
+    def latency(self) -> pd.DataFrame:
+        return self.tables["latency"]
+
+    @property
+    def timeseries(self) -> pd.DataFrame:
+        return self.tables["timeseries"]
+
+    @property
+    def throughput_timeline(self) -> pd.DataFrame:
+        return self.tables["throughput_timeline"]
+
+    @property
+    def manifest(self) -> dict:
+        return self.tables["manifest"]
+
+    def failures(self) -> pd.DataFrame:
+        trials = self.tables["trials"]
+        if trials.empty:
+            return trials
+        return trials[trials["status"] != "ok"][["trial", "condition", "failure_reason"]]
+
+
+def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, dict[str, str]]:
+    """The experiment without servers whose image cannot be built here, and why each is missing."""
+    kept, missing = [], {}
+    for entry in experiment.servers:
+        spec = get_server(entry.server)
+        try:
+            images.ensure_image(client, spec, entry.variant, log=log)
+            kept.append(entry)
+        except BuildError as error:
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            reason = next((line for line in lines if line.startswith("loadlab:")), lines[-1] if lines else str(error))
+            missing[entry.display_label()] = reason
+    if not kept:
+        raise LoadlabError(f"no server of {experiment.name} can be built here: {missing}")
+    return dataclasses.replace(experiment, servers=kept).validate(), missing
+
+
+def measure_or_load(experiment: Experiment, run_id: str | None = None, progress: bool = True,
+                    raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR, log=print) -> Study:
+    if run_id == "latest":
+        run_dir = runner.latest_run(experiment.name, raw_dir)
+        if run_dir is None:
+            raise LoadlabError(f"no complete run of {experiment.name} yet: run the notebook with run_id=None first")
+    elif run_id:
+        run_dir = runner.find_run(run_id, raw_dir)
+    else:
+        client = engine.ensure_engine()
+        runnable, missing = buildable(experiment, client, log=log)
+        run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
+                                        annotations={"missing_servers": missing}).path
+    tables = process.load_run(run_dir, raw_dir, processed_root)
+    manifest = tables["manifest"]
+    recorded = Experiment.from_dict(manifest["parameters"])
+    return Study(recorded, manifest["run_id"], Path(run_dir), tables,
+                 dict((manifest.get("annotations") or {}).get("missing_servers") or {}))
