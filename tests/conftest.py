@@ -45,10 +45,7 @@ def build_or_skip(client, name: str | None, variant: str | None = None) -> str:
         return images.ensure_image(client, spec, variant, log=lambda m: None)
     except BuildError as error:
         if spec is not None and spec.build_inputs:
-            reason = next(
-                (line.strip() for line in str(error).splitlines() if line.strip().startswith("loadlab:")),
-                str(error).splitlines()[0],
-            )
+            reason = images.build_failure_reason(error)
             missing = ", ".join(f"{var} (build arg {arg})" for arg, var in spec.build_inputs.items())
             _build_failures[key] = f"{spec.image(variant)} cannot be built here: {reason} [inputs: {missing}]"
             pytest.skip(_build_failures[key])

@@ -84,14 +84,33 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	}{message})
 }
 
+// firstValue returns the first value of `name` in a raw query. Unlike
+// url.ParseQuery, which drops pairs with a malformed escape or a ';', the
+// contract keeps such a value literally (CONTRACT.md, "Parameters").
+func firstValue(rawQuery, name string) (string, bool) {
+	for _, pair := range strings.Split(rawQuery, "&") {
+		key, value, _ := strings.Cut(pair, "=")
+		if decoded, err := url.QueryUnescape(key); err == nil {
+			key = decoded
+		}
+		if key != name {
+			continue
+		}
+		if decoded, err := url.QueryUnescape(value); err == nil {
+			value = decoded
+		}
+		return value, true
+	}
+	return "", false
+}
+
 // intParam parses a contract parameter; it returns the value or the error
 // message the contract prescribes.
-func intParam(query url.Values, name string, max uint64) (uint64, string) {
-	values := query[name]
-	if len(values) == 0 || values[0] == "" {
+func intParam(rawQuery string, name string, max uint64) (uint64, string) {
+	raw, found := firstValue(rawQuery, name)
+	if !found || raw == "" {
 		return 0, "parameter " + name + " is required"
 	}
-	raw := values[0]
 	for i := 0; i < len(raw); i++ {
 		if raw[i] < '0' || raw[i] > '9' {
 			return 0, "parameter " + name + " must be a non-negative integer"
@@ -135,7 +154,7 @@ func apiUsers(w http.ResponseWriter, r *http.Request) {
 }
 
 func ioRoute(w http.ResponseWriter, r *http.Request) {
-	ms, problem := intParam(r.URL.Query(), "ms", ioMsMax)
+	ms, problem := intParam(r.URL.RawQuery, "ms", ioMsMax)
 	if problem != "" {
 		writeError(w, http.StatusBadRequest, problem)
 		return
@@ -147,7 +166,7 @@ func ioRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 func cpuRoute(w http.ResponseWriter, r *http.Request) {
-	n, problem := intParam(r.URL.Query(), "n", cpuNMax)
+	n, problem := intParam(r.URL.RawQuery, "n", cpuNMax)
 	if problem != "" {
 		writeError(w, http.StatusBadRequest, problem)
 		return
@@ -156,7 +175,7 @@ func cpuRoute(w http.ResponseWriter, r *http.Request) {
 }
 
 func mixedRoute(w http.ResponseWriter, r *http.Request) {
-	query := r.URL.Query()
+	query := r.URL.RawQuery
 	n, problem := intParam(query, "cpu", cpuNMax)
 	if problem == "" {
 		var ms uint64

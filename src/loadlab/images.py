@@ -236,6 +236,16 @@ def ensure_image(
     return tag
 
 
+_ANSI_ESCAPE = __import__("re").compile(r"\x1b\[[0-9;]*m")
+
+
+def build_failure_reason(error: BuildError) -> str:
+    """The one line a Dockerfile printed to explain itself (`loadlab: ...`), else the log's last line."""
+    lines = [_ANSI_ESCAPE.sub("", line).strip() for line in str(error).splitlines()]
+    lines = [line for line in lines if line]
+    return next((line for line in lines if line.startswith("loadlab:")), lines[-1] if lines else str(error))
+
+
 def image_digest(client: docker.DockerClient, tag: str) -> str:
     """The image id (content digest of its config), for provenance."""
     return client.images.get(tag).id

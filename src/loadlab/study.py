@@ -73,9 +73,7 @@ def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, di
             images.ensure_image(client, spec, entry.variant, log=log)
             kept.append(entry)
         except BuildError as error:
-            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-            reason = next((line for line in lines if line.startswith("loadlab:")), lines[-1] if lines else str(error))
-            missing[entry.display_label()] = reason
+            missing[entry.display_label()] = images.build_failure_reason(error)
     if not kept:
         raise LoadlabError(f"no server of {experiment.name} can be built here: {missing}")
     return dataclasses.replace(experiment, servers=kept).validate(), missing

@@ -149,6 +149,8 @@ def _bad_parameter_cases(route: str) -> list[tuple[str, str]]:
             (target("1.5"), not_integer_message(name)),
             (target("%2B3"), not_integer_message(name)),  # '+3' after URL decoding
             (target("0x10"), not_integer_message(name)),
+            (target("%zz"), not_integer_message(name)),  # a malformed escape is kept literally
+            (target("1;x=2"), not_integer_message(name)),  # ';' is not a separator
             (target(str(maximum + 1)), above_bound_message(name, maximum)),
             (target("9" * 40), above_bound_message(name, maximum)),
         ]
