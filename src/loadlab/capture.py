@@ -108,6 +108,7 @@ class Capture:
         seconds = max(1, int(round(self.window_s)))
         if self._wanted("go-metrics"):
             self._now("go-metrics", lambda: write_bytes_atomic(self.directory / "expvar-before.json", self._fetch("/debug/vars", 10)))
+            self._background("go-metrics", lambda: self._expvar_series(seconds))
         if self._wanted("pprof"):
             self._background("pprof", lambda: write_bytes_atomic(
                 self.directory / "cpu.pb.gz", self._fetch(f"/debug/pprof/profile?seconds={seconds}", seconds + 30)))
@@ -115,6 +116,22 @@ class Capture:
             self._background("perf", lambda: self._perf(seconds))
         if self._wanted("py-spy"):
             self._background("py-spy", lambda: self._pyspy(seconds))
+
+    def _expvar_series(self, seconds: int) -> None:
+        """Scheduler and heap metrics once a second through the window (JSON lines with t_unix_s)."""
+        lines = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            started = time.monotonic()
+            try:
+                document = json.loads(self._fetch("/debug/vars", 5))
+            except OSError:
+                break  # the server is gone; the trial will say so
+            kept = {k: v for k, v in (document.get("gc") or {}).items()
+                    if k.startswith(("/sched/", "/gc/heap/", "/gc/cycles/", "/memory/classes/total"))}
+            lines.append(json.dumps({"t_unix_s": time.time(), "gc": kept}))
+            time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
+        write_text_atomic(self.directory / "expvar-series.jsonl", "\n".join(lines) + "\n")
 
     def _perf(self, seconds: int) -> None:
         perf = shutil.which("perf")

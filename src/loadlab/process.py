@@ -11,6 +11,11 @@ Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
   interval used (server_cpu_utilization, loadgen_cpu_utilization).
 - throughput_timeline: throughput per second, for the warm-up (phase
   'warmup') and, in open loop, the measured window (phase 'measure').
+- gc_events: every GC cycle or pause from the trials' captures (Go gctrace,
+  JFR), in the schema of loadlab.profiles.schema, with `t_window_s` (seconds
+  from the start of the measured window) and `in_window`.
+- thread_counts: goroutine / thread counts over the window (Go expvar
+  series, JFR thread statistics), with `t_window_s`.
 
 Nothing here talks to Docker.
 """
@@ -27,7 +32,7 @@ from . import paths
 from .loadgen import vegeta, wrk
 from .rundir import RunDirectory, read_json
 
-TABLES = ("trials", "latency", "timeseries", "throughput_timeline")
+TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts")
 SPECTRUM_PERCENTILES = tuple(
     [round(p / 10, 3) for p in range(1, 991)]
     + [round(99 + p / 100, 3) for p in range(1, 91)]
@@ -126,6 +131,57 @@ def _throughput_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
         columns=["trial", "condition", "phase", "second", "throughput_rps"])
 
 
+def _window(row) -> tuple[float | None, float | None]:
+    """(server start, window start) in unix seconds, when the trial recorded them."""
+    started = getattr(row, "server_started_unix_s", None)
+    measured = getattr(row, "measured_unix_s", None)
+    valid = lambda v: v is not None and v == v  # noqa: E731  (NaN check)
+    return (started if valid(started) else None), (measured if valid(measured) else None)
+
+
+def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from . import profiles
+
+    gc_frames, thread_frames = [], []
+    for row in trials.itertuples():
+        if row.status != "ok":
+            continue
+        directory = run.trial_dir(row.trial) / "profiles"
+        started, measured = _window(row)
+        window_offset = (measured - started) if started is not None and measured is not None else None
+        if (directory / "gctrace.txt").exists():
+            events = profiles.gctrace_gc_events(profiles.read_gctrace(directory / "gctrace.txt"), "go", row.trial)
+            # gctrace's clock starts with the process, a moment after the container did.
+            events["t_window_s"] = events["t_s"] - window_offset if window_offset is not None else float("nan")
+            gc_frames.append(events.assign(condition=row.condition))
+        if (directory / "jfr.json.gz").exists():
+            jfr_events = profiles.read_jfr_json(directory / "jfr.json.gz")
+            origin = measured if measured is not None else None
+            for frame in (profiles.jfr_gc_events(jfr_events, "java", row.trial, origin=origin),):
+                frame["t_window_s"] = frame["t_s"] if origin is not None else float("nan")
+                gc_frames.append(frame.assign(condition=row.condition))
+            counts = profiles.jfr_thread_counts(jfr_events, "java", row.trial, origin=origin)
+            counts["t_window_s"] = counts["t_s"] if origin is not None else float("nan")
+            thread_frames.append(counts.assign(condition=row.condition))
+        series = directory / "expvar-series.jsonl"
+        if series.exists():
+            snapshots = [json.loads(line) for line in series.read_text().splitlines() if line.strip()]
+            base = measured if measured is not None else (snapshots[0]["t_unix_s"] if snapshots else 0.0)
+            counts = profiles.go_thread_counts([(s["t_unix_s"] - base, s) for s in snapshots], "go", row.trial)
+            counts["t_window_s"] = counts["t_s"]
+            thread_frames.append(counts.assign(condition=row.condition))
+    gc = pd.concat(gc_frames, ignore_index=True) if gc_frames else profiles.schema.gc_events_frame().assign(
+        t_window_s=pd.Series(dtype=float), condition=pd.Series(dtype="string"))
+    threads = pd.concat(thread_frames, ignore_index=True) if thread_frames else profiles.schema.thread_counts_frame().assign(
+        t_window_s=pd.Series(dtype=float), condition=pd.Series(dtype="string"))
+    if not gc.empty:
+        duration = trials.set_index("trial")["duration_s"]
+        gc["in_window"] = (gc["t_window_s"] >= 0) & (gc["t_window_s"] <= gc["trial"].map(duration).astype(float))
+    else:
+        gc["in_window"] = pd.Series(dtype=bool)
+    return gc, threads
+
+
 def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> dict[str, pd.DataFrame]:
     """Build every table of a run from its raw folder and write them as parquet."""
     run = RunDirectory(run_dir)
@@ -137,6 +193,7 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
         "timeseries": _timeseries_rows(run, trials) if not trials.empty else pd.DataFrame(),
         "throughput_timeline": _throughput_rows(run, trials) if not trials.empty else pd.DataFrame(),
     }
+    tables["gc_events"], tables["thread_counts"] = _profile_rows(run, trials) if not trials.empty else (pd.DataFrame(), pd.DataFrame())
     out = processed_dir_for(run.path, processed_root)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():

@@ -81,6 +81,7 @@ class ServerSession:
     port: int = 0
     health: dict = field(default_factory=dict)
     health_timeout_s: float = HEALTH_TIMEOUT_S
+    started_unix_s: float | None = None
 
     @property
     def host(self) -> str:
@@ -128,7 +129,10 @@ class ServerSession:
         return session
 
     def __enter__(self) -> ServerSession:
+        import time
+
         self.port = container.free_port(self.host)
+        self.started_unix_s = time.time()
         try:
             self.container = container.start_server(
                 self.client, self.image, self.run_id, self.name, self.port, self.settings, self.placement

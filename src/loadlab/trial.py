@@ -291,7 +291,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
-                    "measured_unix_s": measured_at})
+                    "measured_unix_s": measured_at, "server_started_unix_s": session.started_unix_s})
         record["status"] = "ok"
     except TrialFailure as failure:
         # A loadgen that failed because the server died reports the death, its root cause.

@@ -1,0 +1,47 @@
+"""Notebooks: numbered, thin, parameterized, committed without outputs."""
+
+import json
+import re
+
+import pytest
+
+from loadlab import paths, plans
+
+NOTEBOOKS = sorted(paths.NOTEBOOKS_DIR.glob("*.ipynb"))
+
+
+def test_there_are_notebooks_numbered_in_run_order():
+    names = [p.name for p in NOTEBOOKS]
+    assert names and all(re.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb", n) for n in names), names
+    assert names[0].startswith("00-") and names[-1].startswith("99-")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_committed_without_outputs_and_with_a_parameters_cell(path):
+    notebook = json.loads(path.read_text())
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), f"{path.name} has outputs"
+    tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters' (papermill)"
+    source = "".join(tagged[0]["source"])
+    assert re.search(r'^profile = "(smoke|quick|full)"', source, re.M) and re.search(r"^run_id = None", source, re.M)
+    first = notebook["cells"][0]
+    assert first["cell_type"] == "markdown" and "".join(first["source"]).startswith("# "), "a title first"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebooks_stay_thin(path):
+    # Logic lives in src/loadlab: no function or class definitions in notebooks.
+    notebook = json.loads(path.read_text())
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            assert not re.search(r"^\s*(def|class) ", "".join(cell["source"]), re.M), f"{path.name} defines code"
+
+
+def test_every_profile_makes_valid_experiments():
+    for profile in plans.PROFILE_NAMES:
+        for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines):
+            experiment = make(profile)
+            assert experiment.name.endswith(profile)
+    with pytest.raises(Exception, match="profile"):
+        plans.noise("enormous")
