@@ -16,6 +16,8 @@ Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
   from the start of the measured window) and `in_window`.
 - thread_counts: goroutine / thread counts over the window (Go expvar
   series, JFR thread statistics), with `t_window_s`.
+- pinned_events: JFR jdk.VirtualThreadPinned events (a virtual thread that
+  blocked while pinned to its carrier), with `t_window_s`.
 
 Nothing here talks to Docker.
 """
@@ -32,7 +34,7 @@ from . import paths
 from .loadgen import vegeta, wrk
 from .rundir import RunDirectory, read_json
 
-TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts")
+TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts", "pinned_events")
 SPECTRUM_PERCENTILES = tuple(
     [round(p / 10, 3) for p in range(1, 991)]
     + [round(99 + p / 100, 3) for p in range(1, 91)]
@@ -139,10 +141,10 @@ def _window(row) -> tuple[float | None, float | None]:
     return (started if valid(started) else None), (measured if valid(measured) else None)
 
 
-def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     from . import profiles
 
-    gc_frames, thread_frames = [], []
+    gc_frames, thread_frames, pinned_frames = [], [], []
     for row in trials.itertuples():
         if row.status != "ok":
             continue
@@ -163,6 +165,9 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
             counts = profiles.jfr_thread_counts(jfr_events, "java", row.trial, origin=origin)
             counts["t_window_s"] = counts["t_s"] if origin is not None else float("nan")
             thread_frames.append(counts.assign(condition=row.condition))
+            pinned = profiles.jfr_pinned(jfr_events, "java", row.trial, origin=origin)
+            pinned["t_window_s"] = pinned["t_s"] if origin is not None else float("nan")
+            pinned_frames.append(pinned.assign(condition=row.condition))
         series = directory / "expvar-series.jsonl"
         if series.exists():
             snapshots = [json.loads(line) for line in series.read_text().splitlines() if line.strip()]
@@ -179,7 +184,9 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
         gc["in_window"] = (gc["t_window_s"] >= 0) & (gc["t_window_s"] <= gc["trial"].map(duration).astype(float))
     else:
         gc["in_window"] = pd.Series(dtype=bool)
-    return gc, threads
+    pinned = pd.concat(pinned_frames, ignore_index=True) if pinned_frames else pd.DataFrame(
+        columns=["runtime", "trial", "t_s", "duration_s", "java_thread_id", "frame", "t_window_s", "condition"])
+    return gc, threads, pinned
 
 
 def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> dict[str, pd.DataFrame]:
@@ -193,7 +200,8 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
         "timeseries": _timeseries_rows(run, trials) if not trials.empty else pd.DataFrame(),
         "throughput_timeline": _throughput_rows(run, trials) if not trials.empty else pd.DataFrame(),
     }
-    tables["gc_events"], tables["thread_counts"] = _profile_rows(run, trials) if not trials.empty else (pd.DataFrame(), pd.DataFrame())
+    empty = (pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
+    tables["gc_events"], tables["thread_counts"], tables["pinned_events"] = _profile_rows(run, trials) if not trials.empty else empty
     out = processed_dir_for(run.path, processed_root)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():

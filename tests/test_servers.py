@@ -1,0 +1,51 @@
+"""Every server answers the contract and survives garbage (real images, real containers).
+
+One case per server image variant (and per concurrency model where the
+model is a knob). A server whose image cannot be built here is skipped with
+the build's own reason (Swoole without a PECL package file).
+"""
+
+import pytest
+
+from loadlab import container, fuzz, servers, verify
+from loadlab.session import ServerSession
+
+from conftest import build_or_skip
+
+pytestmark = pytest.mark.docker
+
+
+def _cases():
+    cases = []
+    for name, spec in sorted(servers.all_servers().items()):
+        for variant in sorted(spec.variants):
+            models = spec.knobs["THREAD_MODEL"].choices if "THREAD_MODEL" in spec.knobs else (None,)
+            for model in models:
+                settings = {"THREAD_MODEL": model} if model else {}
+                label = f"{name}:{variant}" + (f":{model}" if model else "")
+                cases.append(pytest.param(name, variant, settings, id=label))
+    return cases
+
+
+@pytest.mark.parametrize("name, variant, settings", _cases())
+def test_server_passes_every_contract_check_and_survives_garbage(docker_client, name, variant, settings):
+    build_or_skip(docker_client, name, variant)
+    spec = servers.get_server(name)
+    with ServerSession.start(server=name, variant=variant, settings=settings, client=docker_client, build=False) as running:
+        checks = verify.verify_server(running.host, running.port, name, spec.routes)
+        failed = [f"{c.name}: {c.detail}" for c in checks if not c.passed]
+        assert not failed, "\n".join(failed)
+        health = running.health
+        assert health["server"] == name and health["runtime"] == spec.runtime and health["runtime_version"]
+        for knob, value in settings.items():
+            assert str(health["settings"].get(knob)).lower() == value, f"/health does not report {knob}={value}"
+        liveness = "/plaintext" if "/plaintext" in spec.routes else "/json"
+        result = fuzz.run_fuzz(running.host, running.port, seed=7, max_requests=300, time_budget_s=12.0,
+                               slow_connections=40, slow_hold_s=2.0, liveness_route=liveness)
+        assert result.alive, result.summary()
+        assert result.slow.answered_while_held, "did not answer while slow half-sent requests were held"
+        # After garbage it still answers the contract, not just something.
+        again = verify.verify_server(running.host, running.port, name, spec.routes)
+        assert all(c.passed for c in again), [c.name for c in again if not c.passed]
+        run_id = running.run_id
+    assert container.leftovers(docker_client, run_id) == []
