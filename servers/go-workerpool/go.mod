@@ -1,0 +1,3 @@
+module loadlab/servers/go-workerpool
+
+go 1.24
