@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from loadlab.profiles import flamefigure, flamegraph, flamelayout, perf, pprof  # noqa: E402
+from loadlab.profiles import flamefigure, flamegraph, flamelayout, jfr, perf, pprof  # noqa: E402
 from loadlab.profiles.folded import leaf_counts, total_count  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures" / "profiles"
@@ -154,6 +154,17 @@ def test_figure(perf_stacks, pprof_stacks, tmp_path):
     differential = flamefigure.flame_figure(pprof_stacks, baseline=perf_stacks)
     assert len(differential.axes) == 2  # the graph and its colour bar
     plt.close(differential)
+
+
+def test_figure_of_jvm_names(tmp_path):
+    # Lambda and inner class names carry "$", which matplotlib would read as TeX.
+    events = jfr.read_jfr_json(FIXTURES / "jfr-jdk21.json.gz")
+    stacks = jfr.jfr_stacks(events, thread_root=True)
+    assert stacks["stack"].str.contains("$", regex=False).any()
+    figure = flamefigure.flame_figure(stacks, min_fraction=0.0)
+    figure.savefig(tmp_path / "jfr.png", dpi=80)
+    assert any("$" in text.get_text() for text in figure.axes[0].texts)
+    plt.close(figure)
 
 
 def test_figure_on_given_axes(perf_stacks):

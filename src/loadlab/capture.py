@@ -207,7 +207,8 @@ class Capture:
     def _jfr(self) -> None:
         self._exec(["jcmd", "1", "JFR.dump", "name=loadlab", "filename=/tmp/loadlab.jfr"])
         # `jfr print` runs inside the image: the JDK that wrote the file reads it.
-        printed = self._exec(["jfr", "print", "--json", "--events", JFR_EVENTS, "/tmp/loadlab.jfr"])
+        # Without --stack-depth `jfr print` keeps 5 frames per stack (and still says "truncated": false).
+        printed = self._exec(["jfr", "print", "--json", "--stack-depth", "64", "--events", JFR_EVENTS, "/tmp/loadlab.jfr"])
         write_bytes_atomic(self.directory / "jfr.json.gz", gzip.compress(printed, compresslevel=6))
         summary = self._exec(["jfr", "summary", "/tmp/loadlab.jfr"])
         write_bytes_atomic(self.directory / "jfr-summary.txt", summary)

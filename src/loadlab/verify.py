@@ -149,7 +149,6 @@ def _bad_parameter_cases(route: str) -> list[tuple[str, str]]:
             (target("1.5"), not_integer_message(name)),
             (target("%2B3"), not_integer_message(name)),  # '+3' after URL decoding
             (target("0x10"), not_integer_message(name)),
-            (target("%zz"), not_integer_message(name)),  # a malformed escape is kept literally
             (target("1;x=2"), not_integer_message(name)),  # ';' is not a separator
             (target(str(maximum + 1)), above_bound_message(name, maximum)),
             (target("9" * 40), above_bound_message(name, maximum)),
@@ -208,6 +207,7 @@ def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...
         if route in routes:
             for target, message in _bad_parameter_cases(route):
                 add(f"GET {target} -> 400", "GET", target, 400, error_body(message))
+            checks.append(_check_malformed_escape(host, port, route))
     add("GET /no-such-path -> 404", "GET", "/no-such-path", 404, NOT_FOUND_BODY)
     known = next(r for r in ("/json", "/plaintext") if r in routes)
     add(f"GET {known}/ (trailing slash) -> 404", "GET", known + "/", 404, NOT_FOUND_BODY)
@@ -219,6 +219,27 @@ def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...
     checks.append(_check_keep_alive(host, port, known))
     checks.append(_check_date_is_live(host, port, known))
     return checks
+
+
+def _check_malformed_escape(host: str, port: int, route: str) -> Check:
+    """`%zz` makes the target invalid: any 400 (the stack's) or the contract's JSON 400, or a close."""
+    parameter = contract.ROUTE_PARAMETERS[route][0].name
+    others = "".join(f"&{p.name}=1" for p in contract.ROUTE_PARAMETERS[route][1:])
+    target = f"{route}?{parameter}=%zz{others}"
+    name = f"GET {target} -> 400 (stack or contract)"
+    try:
+        response = request(host, port, "GET", target)
+    except (http.client.RemoteDisconnected, ConnectionResetError):
+        return Check(name, True, "connection closed (allowed for an invalid target)")
+    except OSError as error:
+        return Check(name, False, str(error))
+    if response.status != 400:
+        return Check(name, False, f"status {response.status}, expected 400")
+    contract_json = response.body == error_body(not_integer_message(parameter))
+    is_json = _media_type(response) == "application/json"
+    if is_json and not contract_json:
+        return Check(name, False, f"a JSON body that is not the contract's: {_show(response.body)!r}")
+    return Check(name, True, "the contract's JSON 400" if contract_json else "the HTTP stack's own 400")
 
 
 def _check_keep_alive(host: str, port: int, target: str) -> Check:

@@ -84,7 +84,10 @@ def flame_figure(
         if fit < 5:  # fewer than three letters and ".." says nothing
             continue
         text = name if len(name) <= fit else name[: fit - 2] + ".."
-        ax.text(x0 + 0.002, y0 + 0.5, text, fontsize=font_size_pt, va="center", ha="left", clip_on=True)
+        # parse_math=False: JVM names are full of "$" (Foo$$Lambda), which
+        # matplotlib would otherwise read as TeX math and fail on.
+        ax.text(x0 + 0.002, y0 + 0.5, text, fontsize=font_size_pt, va="center", ha="left", clip_on=True,
+                parse_math=False)
 
     ax.set_xlabel(f"share of samples (total {total:,})")
     ax.set_ylabel("stack depth")
