@@ -97,3 +97,34 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
     recorded = Experiment.from_dict(manifest["parameters"])
     return Study(recorded, manifest["run_id"], Path(run_dir), tables,
                  dict((manifest.get("annotations") or {}).get("missing_servers") or {}))
+
+
+def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir: Path = paths.RAW_DIR,
+                          parameters: dict | None = None) -> tuple[pd.DataFrame, str]:
+    """For measurements that are one table (the microbenchmarks): measure and keep, or reuse.
+
+    `measure()` returns the table of the tool's own records (one row per JSON
+    line it printed). It is kept as data/raw/<name>/<run-id>/results.parquet
+    with a manifest (provenance, parameters), so "latest" can re-analyse it
+    without measuring. Returns (table, run id).
+    """
+    from . import provenance
+    from .rundir import RunDirectory
+    from .session import new_run_id
+
+    if run_id is not None:
+        run_dir = runner.latest_run(name, raw_dir) if run_id == "latest" else runner.find_run(run_id, raw_dir)
+        if run_dir is None:
+            raise LoadlabError(f"no complete run of {name} yet: run the notebook with run_id=None first")
+        return pd.read_parquet(Path(run_dir) / "results.parquet"), Path(run_dir).name
+    frame = measure()
+    run = RunDirectory.create(name, new_run_id(name), raw_dir)
+    temporary = run.path / ".results.parquet.tmp"
+    frame.to_parquet(temporary, index=False)
+    temporary.replace(run.path / "results.parquet")
+    run.write_manifest({
+        "run_id": run.run_id, "experiment": name, "status": runner.STATUS_COMPLETE,
+        "created_utc": runner._now(), "updated_utc": runner._now(), "parameters": parameters or {},
+        "provenance": provenance.collect(), "trial_order": [], "trials": {},
+    })
+    return frame, run.run_id

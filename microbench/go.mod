@@ -1,0 +1,3 @@
+module loadlab/microbench
+
+go 1.24

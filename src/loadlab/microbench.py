@@ -1,0 +1,464 @@
+"""Spawn-cost microbenchmarks: what a goroutine, a platform thread and a virtual thread cost.
+
+The claims S1-spawn, S1-vthread-switches, S4-stack (Go's half), S5-time,
+S5-memory and S5-stack are about single tasks, not servers; the programs in
+`microbench/` measure them directly (microbench/README.md says what each
+field means). One image per JDK holds both programs:
+
+    spawn-go   --tasks N [--iterations I]                         (goroutines)
+    spawn-java --mode platform|virtual --bench sleepers|sqrt_latch|switches
+               --tasks N [--warmup W] [--iterations I] [--sleep-ms M]
+
+Each prints one JSON line per measurement. `run()` runs a program in fresh,
+hardened containers (one per repetition: labelled, pinned, memory-limited,
+read-only root, no capabilities, non-root, no network, always removed) and
+returns the lines as a DataFrame; `parse_output()` is the pure parser and
+`tidy()` adds per-task columns. `spawn_cost()`, `sqrt_latch()` and
+`context_switches()` run the claims' experiments.
+
+Units are in column names: *_s seconds, *_ms milliseconds, *_bytes bytes;
+counts have none. Wall times (spawn_s, elapsed_s) on a core shared with
+other work include that work's turns; the *_cpu_s columns (process CPU time
+from getrusage) do not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import docker
+import docker.errors
+import pandas as pd
+
+from . import container, images, paths
+from .errors import LoadlabError, ParameterError, TrialFailure
+from .session import new_run_id, parse_cpuset
+
+MICROBENCH_DIR: Path = paths.ROOT / "microbench"
+IMAGE_REPOSITORY = "loadlab/microbench"
+ROLE = "microbench"
+USER = "10001:10001"
+# Debian trixie's packages, pinned like servers/java-threads (the same JDK
+# versions, so the two images share their JDK layer). Debian keeps only the
+# current version: bump these when the archive moves on, or set them to "".
+JDK_VARIANTS: dict[str, dict[str, str]] = {
+    "21": {"JDK_VERSION": "21", "JDK_DEB_VERSION": "21.0.12.1+1-1~deb13u1"},
+    "25": {"JDK_VERSION": "25", "JDK_DEB_VERSION": "25.0.3+9-2~deb13u1"},
+}
+GO_DEB_VERSION = "2:1.24~2"
+
+DEFAULT_MEMORY_LIMIT_BYTES = 2 * 1024**3
+DEFAULT_TIMEOUT_S = 600.0
+MODELS = ("platform", "virtual")
+BENCHES = ("sleepers", "sqrt_latch", "switches")
+# Conditions as claims.yaml names them.
+CONDITIONS = ("go", "java-platform", "java-virtual")
+MAX_TASKS = 1_000_000
+
+REQUIRED_FIELDS = ("runtime", "model", "bench", "tasks")
+# <measure>_delta_bytes -> <measure>_per_task_bytes
+_PER_TASK_BYTES = (
+    "rss", "peak_rss", "vm_size", "heap", "stack_inuse", "total_alloc", "sys",
+)
+_CTXT_PREFIXES = ("", "live_threads_", "self_status_", "background_")
+
+
+class MicrobenchOutputError(LoadlabError, ValueError):
+    """A program's output is not the JSON lines it should be; the message quotes the line."""
+
+
+# --- images ---------------------------------------------------------------------------------
+
+
+def image_tag(jdk: str = "21") -> str:
+    jdk = _check_jdk(jdk)
+    return f"{IMAGE_REPOSITORY}:jdk{jdk}"
+
+
+def _check_jdk(jdk) -> str:
+    jdk = str(jdk)
+    if jdk not in JDK_VARIANTS:
+        raise ParameterError("jdk", jdk, tuple(JDK_VARIANTS))
+    return jdk
+
+
+def build(
+    client: docker.DockerClient,
+    jdk: str = "21",
+    rebuild: bool = False,
+    ca_bundle: Path | None = None,
+    log=print,
+) -> str:
+    """Build `loadlab/microbench:jdk<jdk>` if missing (or always, with `rebuild`); returns the tag."""
+    tag = image_tag(jdk)
+    images.ensure_base_image(client, log)
+    if not rebuild and images.image_exists(client, tag):
+        return tag
+    build_args = {**JDK_VARIANTS[_check_jdk(jdk)], "GO_DEB_VERSION": GO_DEB_VERSION}
+    log(f"building {tag}")
+    images.build_image(
+        client, MICROBENCH_DIR, tag, build_args,
+        ca_bundle=ca_bundle if ca_bundle is not None else images.ca_bundle_path(), log=log,
+    )
+    return tag
+
+
+# --- commands -------------------------------------------------------------------------------
+
+
+def _check_int(name: str, value, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ParameterError(name, value, f"an integer from {low} to {high}")
+    return value
+
+
+def go_command(tasks: int, iterations: int = 1) -> list[str]:
+    """spawn-go's command line: `tasks` goroutines parked, measured, released, joined."""
+    _check_int("tasks", tasks, 1, MAX_TASKS)
+    _check_int("iterations", iterations, 1, 100)
+    return ["spawn-go", "--tasks", str(tasks), "--iterations", str(iterations)]
+
+
+def java_command(
+    model: str,
+    bench: str = "sleepers",
+    tasks: int = 10_000,
+    warmup: int | None = None,
+    iterations: int | None = None,
+    sleep_ms: int | None = None,
+) -> list[str]:
+    """spawn-java's command line. None leaves the program's default (README.md)."""
+    if model not in MODELS:
+        raise ParameterError("model", model, MODELS)
+    if bench not in BENCHES:
+        raise ParameterError("bench", bench, BENCHES)
+    command = ["spawn-java", "--mode", model, "--bench", bench, "--tasks", str(_check_int("tasks", tasks, 1, MAX_TASKS))]
+    if warmup is not None:
+        command += ["--warmup", str(_check_int("warmup", warmup, 0, 1000))]
+    if iterations is not None:
+        command += ["--iterations", str(_check_int("iterations", iterations, 1, 1000))]
+    if sleep_ms is not None:
+        if bench != "switches":
+            raise ParameterError("sleep_ms", sleep_ms, "None unless bench='switches'")
+        command += ["--sleep-ms", str(_check_int("sleep_ms", sleep_ms, 0, 10_000))]
+    return command
+
+
+def condition_command(condition: str, bench: str, tasks: int, **options) -> list[str]:
+    """The command for a claims.yaml condition: go, java-platform or java-virtual."""
+    if condition == "go":
+        if bench != "sleepers":
+            raise ParameterError("bench", bench, "sleepers (the only Go benchmark)")
+        return go_command(tasks, **options)
+    if condition in ("java-platform", "java-virtual"):
+        return java_command(condition.split("-", 1)[1], bench, tasks, **options)
+    raise ParameterError("condition", condition, CONDITIONS)
+
+
+# --- parsing (pure) -------------------------------------------------------------------------
+
+
+def parse_lines(text: str) -> list[dict]:
+    """Every non-blank line of `text` as a JSON object; raises MicrobenchOutputError otherwise."""
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise MicrobenchOutputError(f"line {number} is not JSON ({error.msg}): {line[:200]!r}") from None
+        if not isinstance(record, dict):
+            raise MicrobenchOutputError(f"line {number} is not a JSON object: {line[:200]!r}")
+        missing = [name for name in REQUIRED_FIELDS if name not in record]
+        if missing:
+            raise MicrobenchOutputError(f"line {number} lacks {', '.join(missing)}: {line[:200]!r}")
+        records.append(record)
+    return records
+
+
+def parse_output(text: str) -> pd.DataFrame:
+    """The JSON lines as a DataFrame, one row per line, columns as the programs name them."""
+    records = parse_lines(text)
+    frame = pd.DataFrame.from_records(records)
+    if frame.empty:
+        return pd.DataFrame(columns=list(REQUIRED_FIELDS))
+    return frame
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` plus derived columns (a copy): per-task bytes, total context switches, ...
+
+    Added where the inputs exist: condition (go, java-platform, java-virtual),
+    <m>_per_task_bytes for every <m>_delta_bytes, <prefix>ctxt_switches_delta
+    (voluntary + nonvoluntary) and ctxt_switches_per_task, threads_delta,
+    spawn_per_task_s, elapsed_ms, ctxt_switches_net_of_background_delta.
+    """
+    out = frame.copy()
+    if out.empty:
+        return out
+    if "runtime" in out and "model" in out:
+        out["condition"] = [
+            "go" if runtime == "go" else f"{runtime}-{model}" for runtime, model in zip(out["runtime"], out["model"])
+        ]
+    tasks = pd.to_numeric(out["tasks"])
+    for measure in _PER_TASK_BYTES:
+        column = f"{measure}_delta_bytes"
+        if column in out:
+            out[f"{measure}_per_task_bytes"] = pd.to_numeric(out[column]) / tasks
+    for prefix in _CTXT_PREFIXES:
+        voluntary = f"{prefix}voluntary_ctxt_switches_delta"
+        nonvoluntary = f"{prefix}nonvoluntary_ctxt_switches_delta"
+        if voluntary in out and nonvoluntary in out:
+            out[f"{prefix}ctxt_switches_delta"] = pd.to_numeric(out[voluntary]) + pd.to_numeric(out[nonvoluntary])
+    if "ctxt_switches_delta" in out:
+        out["ctxt_switches_per_task"] = out["ctxt_switches_delta"] / tasks
+        if "background_ctxt_switches_delta" in out:
+            out["ctxt_switches_net_of_background_delta"] = (
+                out["ctxt_switches_delta"] - out["background_ctxt_switches_delta"]
+            )
+    if "threads" in out and "threads_before" in out:
+        out["threads_delta"] = pd.to_numeric(out["threads"]) - pd.to_numeric(out["threads_before"])
+    if "spawn_s" in out:
+        out["spawn_per_task_s"] = pd.to_numeric(out["spawn_s"]) / tasks
+    if "elapsed_s" in out:
+        out["elapsed_ms"] = pd.to_numeric(out["elapsed_s"]) * 1000.0
+    return out
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def _check_command(program_args) -> list[str]:
+    if (
+        isinstance(program_args, (str, bytes))
+        or not isinstance(program_args, Sequence)
+        or not program_args
+        or not all(isinstance(a, str) for a in program_args)
+    ):
+        raise ParameterError("program_args", program_args, "a non-empty list of strings, e.g. go_command(10000)")
+    return list(program_args)
+
+
+def _output(box, stdout: bool) -> str:
+    with contextlib.suppress(docker.errors.APIError):
+        return box.logs(stdout=stdout, stderr=not stdout).decode(errors="replace")
+    return ""
+
+
+def _run_once(
+    client: docker.DockerClient,
+    image: str,
+    command: list[str],
+    run_id: str,
+    name: str,
+    cpuset: str,
+    memory_limit_bytes: int,
+    timeout_s: float,
+    environment: dict[str, str],
+) -> str:
+    """One fresh container; its stdout. Raises TrialFailure; the container is always removed."""
+    box = None
+    try:
+        try:
+            box = client.containers.run(
+                image=image,
+                command=command,
+                name=name,
+                detach=True,
+                labels={container.RUN_LABEL: run_id, container.ROLE_LABEL: ROLE},
+                environment=environment,
+                user=USER,
+                network_mode="none",
+                cpuset_cpus=cpuset,
+                mem_limit=memory_limit_bytes,
+                memswap_limit=memory_limit_bytes,  # no swap: an OOM is an OOM
+                read_only=True,
+                tmpfs={"/tmp": f"rw,size={container.TMPFS_SIZE},mode=1777"},
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+            )
+        except docker.errors.APIError as error:
+            raise TrialFailure("microbench-start-failed", f"{name}: {error.explanation or error}") from error
+        try:
+            status = int(box.wait(timeout=timeout_s).get("StatusCode", -1))
+        except Exception:  # requests' ReadTimeout / ConnectionError: it hung
+            raise TrialFailure(
+                "microbench-timeout", f"{name} ({' '.join(command)}) did not finish within {timeout_s:.0f} s",
+                _output(box, stdout=False)[-4000:],
+            ) from None
+        state = container.container_state(box)
+        stderr = _output(box, stdout=False)
+        if state.get("OOMKilled"):
+            raise TrialFailure(
+                "oom-killed", f"{name} ({' '.join(command)}) exceeded {memory_limit_bytes} bytes", stderr[-4000:]
+            )
+        if status != 0:
+            raise TrialFailure(
+                "microbench-failed", f"{name} ({' '.join(command)}) exited with code {status}: "
+                + (stderr.strip().splitlines() or ["(no stderr)"])[-1][:300],
+                stderr[-4000:],
+            )
+        return _output(box, stdout=True)
+    finally:
+        if box is not None:
+            container.remove(box)
+        else:  # created but not started: find it by name
+            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                client.containers.get(name).remove(force=True)
+
+
+def run(
+    client: docker.DockerClient,
+    program_args: Sequence[str],
+    jdk: str = "21",
+    cpuset: str = "1",
+    memory_limit_bytes: int = DEFAULT_MEMORY_LIMIT_BYTES,
+    repetitions: int = 1,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    run_id: str | None = None,
+    environment: dict[str, str] | None = None,
+    image: str | None = None,
+    log=lambda message: None,
+) -> pd.DataFrame:
+    """Run `program_args` in `repetitions` fresh containers; their JSON lines as one DataFrame.
+
+    Adds the columns repetition (0-based), jdk, image and run_id. The image
+    must exist (build() makes it). `environment` reaches the program (e.g.
+    JAVA_OPTS, GOGC). Raises TrialFailure on a timeout, an OOM kill or a
+    non-zero exit, MicrobenchOutputError on output that is not JSON lines.
+    """
+    command = _check_command(program_args)
+    jdk = _check_jdk(jdk)
+    parse_cpuset(cpuset, "cpuset")
+    _check_int("repetitions", repetitions, 1, 1000)
+    _check_int("memory_limit_bytes", memory_limit_bytes, 64 * 1024**2, 1 << 50)
+    if not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool) or timeout_s <= 0:
+        raise ParameterError("timeout_s", timeout_s, "a positive number of seconds")
+    image = image or image_tag(jdk)
+    if not images.image_exists(client, image):
+        raise ParameterError("image", image, f"a built image: call microbench.build(client, jdk={jdk!r}) first")
+    container._check_not_root(client, image)
+    run_id = run_id or new_run_id(ROLE)
+    frames = []
+    for repetition in range(repetitions):
+        name = f"{run_id}-{repetition}-{uuid.uuid4().hex[:6]}"
+        log(f"{name}: {' '.join(command)}")
+        stdout = _run_once(
+            client, image, command, run_id, name, cpuset, memory_limit_bytes, timeout_s, dict(environment or {})
+        )
+        frame = parse_output(stdout)
+        if frame.empty:
+            raise MicrobenchOutputError(f"{name} ({' '.join(command)}) printed no measurement")
+        frame.insert(0, "repetition", repetition)
+        frame["jdk"] = jdk
+        frame["image"] = image
+        frame["run_id"] = run_id
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _interleaved(conditions: Iterable, repetitions: int, seed: int) -> list[tuple[int, object]]:
+    """(repetition, condition) pairs: every condition once per block, shuffled within a block."""
+    rng = random.Random(seed)
+    order = []
+    conditions = list(conditions)
+    for repetition in range(repetitions):
+        block = conditions[:]
+        rng.shuffle(block)
+        order += [(repetition, condition) for condition in block]
+    return order
+
+
+def _run_plan(client, plan, repetitions: int, seed: int, run_options: dict) -> pd.DataFrame:
+    """Run every (key -> (command, jdk)) once per repetition, interleaved; one tidy frame."""
+    run_options = {**run_options, "run_id": run_options.get("run_id") or new_run_id(ROLE)}
+    frames = []
+    for repetition, key in _interleaved(plan, repetitions, seed):
+        command, jdk = plan[key]
+        frame = run(client, command, jdk=jdk, repetitions=1, **run_options)
+        frame["repetition"] = repetition
+        frames.append(frame)
+    return tidy(pd.concat(frames, ignore_index=True))
+
+
+def spawn_cost(
+    client: docker.DockerClient,
+    conditions: Sequence[str] = CONDITIONS,
+    tasks: Sequence[int] = (10_000,),
+    repetitions: int = 3,
+    jdk: str = "21",
+    seed: int = 0,
+    **run_options,
+) -> pd.DataFrame:
+    """S1-spawn / S4-stack / S5-stack: start N sleeping tasks, measure while parked, join.
+
+    A fresh process per (condition, N, repetition), interleaved in a seeded
+    order. One row per measurement: spawn_s, join_s, spawn_cpu_s, rss_delta_bytes,
+    rss_per_task_bytes, vm_size_per_task_bytes, heap_per_task_bytes,
+    stack_inuse_per_task_bytes (Go), threads, ctxt_switches_delta, ...
+    """
+    plan = {}
+    for condition in conditions:
+        for n in tasks:
+            plan[(condition, n)] = (condition_command(condition, "sleepers", n), jdk)
+    return _run_plan(client, plan, repetitions, seed, run_options)
+
+
+def sqrt_latch(
+    client: docker.DockerClient,
+    jdks: Sequence[str] = ("21",),
+    models: Sequence[str] = MODELS,
+    tasks: int = 10_000,
+    warmup: int = 5,
+    iterations: int = 10,
+    repetitions: int = 1,
+    include_warmup: bool = False,
+    seed: int = 0,
+    **run_options,
+) -> pd.DataFrame:
+    """S5-time / S5-memory: N threads each compute one Math.sqrt and count down a latch.
+
+    `warmup` + `iterations` in one JVM per repetition (JMH style); warm-up
+    rows are dropped unless `include_warmup`. elapsed_s / elapsed_ms: first
+    start -> latch released; cpu_s; rss_delta_bytes at release,
+    peak_rss_delta_bytes over the iteration, heap_delta_bytes.
+    """
+    plan = {
+        (jdk, model): (java_command(model, "sqrt_latch", tasks, warmup, iterations), _check_jdk(jdk))
+        for jdk in jdks for model in models
+    }
+    frame = _run_plan(client, plan, repetitions, seed, run_options)
+    return frame if include_warmup else frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
+
+
+def context_switches(
+    client: docker.DockerClient,
+    jdks: Sequence[str] = ("21",),
+    models: Sequence[str] = MODELS,
+    tasks: int = 10_000,
+    sleep_ms: int = 1,
+    warmup: int = 2,
+    iterations: int = 5,
+    repetitions: int = 1,
+    include_warmup: bool = False,
+    seed: int = 0,
+    **run_options,
+) -> pd.DataFrame:
+    """S1-vthread-switches: N tasks that each sleep `sleep_ms`, started and joined.
+
+    ctxt_switches_delta: the process's kernel context switches (getrusage,
+    every thread including exited ones); background_ctxt_switches_delta: the
+    same JVM idle for as long; ctxt_switches_net_of_background_delta.
+    """
+    plan = {
+        (jdk, model): (java_command(model, "switches", tasks, warmup, iterations, sleep_ms), _check_jdk(jdk))
+        for jdk in jdks for model in models
+    }
+    frame = _run_plan(client, plan, repetitions, seed, run_options)
+    return frame if include_warmup else frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
