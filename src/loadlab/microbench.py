@@ -378,6 +378,8 @@ def _interleaved(conditions: Iterable, repetitions: int, seed: int) -> list[tupl
 def _run_plan(client, plan, repetitions: int, seed: int, run_options: dict) -> pd.DataFrame:
     """Run every (key -> (command, jdk)) once per repetition, interleaved; one tidy frame."""
     run_options = {**run_options, "run_id": run_options.get("run_id") or new_run_id(ROLE)}
+    for jdk in sorted({jdk for _, jdk in plan.values()}):
+        build(client, jdk)  # a no-op when the image exists
     frames = []
     for repetition, key in _interleaved(plan, repetitions, seed):
         command, jdk = plan[key]

@@ -32,7 +32,7 @@ class Profile:
 
 PROFILES = {
     "smoke": Profile("smoke", 2, 2, 1, 2, 3),
-    "quick": Profile("quick", 6, 5, 2, 6, 15),
+    "quick": Profile("quick", 6, 5, 2, 6, 12),
     "full": Profile("full", 10, 20, 5, 20, 60),
 }
 
@@ -86,7 +86,7 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
         ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
         ServerEntry("python-asyncio", label="python"),
     ]
-    levels = _by_profile(profile_name, [100], [100, 2000], [100, 1000, 5000, 10000])
+    levels = _by_profile(profile_name, [100], [1000], [100, 1000, 5000, 10000])
     return _experiment("01-runtime-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), True, 3,
                        placement=Placement(memory_limit_mib=4096))
 
