@@ -28,6 +28,8 @@ def command_engine(args) -> int:
     print("Docker engine answers:", json.dumps(engine.engine_description(client)))
     images.ensure_base_image(client)
     print(f"base image {images.BASE_IMAGE} present")
+    missing = engine.ensure_profiler_tools()
+    print("perf: " + (missing or "present"))
     return 0
 
 

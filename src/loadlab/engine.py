@@ -141,3 +141,23 @@ def engine_description(client: docker.DockerClient) -> dict:
         "memory_bytes": info.get("MemTotal"),
         "storage_driver": info.get("Driver"),
     }
+
+
+def ensure_profiler_tools(log=print) -> str | None:
+    """Install `perf` (Debian's linux-perf) when missing, where we may; returns why not, or None.
+
+    perf profiles any server from the host (cpu-clock events work in VMs
+    without hardware counters). Without it, perf captures are skipped with
+    this reason.
+    """
+    if shutil.which("perf"):
+        return None
+    if os.geteuid() != 0 or not Path("/etc/debian_version").exists():
+        return "perf is not installed (Debian: apt-get install linux-perf, as root)"
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    log("installing Debian's linux-perf (apt-get)")
+    result = subprocess.run(["apt-get", "install", "-y", "-q", "linux-perf"], env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        subprocess.run(["apt-get", "update", "-q"], env=env, capture_output=True)
+        result = subprocess.run(["apt-get", "install", "-y", "-q", "linux-perf"], env=env, capture_output=True, text=True)
+    return None if shutil.which("perf") else f"perf could not be installed: {result.stderr.strip()[-300:]}"

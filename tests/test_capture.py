@@ -1,0 +1,80 @@
+"""Profiles captured from live containers and parsed, one runtime family at a time."""
+
+import json
+import shutil
+
+import pytest
+
+from loadlab import container, profiles
+from loadlab.session import new_run_id
+from loadlab.trial import TrialConfig, run_trial
+
+from conftest import build_or_skip
+
+pytestmark = pytest.mark.docker
+
+
+def captured(docker_client, tmp_path, server, profilers, variant=None, settings=None, route="/api/users"):
+    build_or_skip(docker_client, None)
+    build_or_skip(docker_client, server, variant)
+    run_id = new_run_id("capture")
+    config = TrialConfig(server=server, variant=variant, settings=settings or {}, route=route, connections=16,
+                         duration_s="3s", warmup_s="1s", profilers=tuple(profilers)).validate()
+    row = run_trial(config, tmp_path, run_id, docker_client, 1, log=lambda m: None)
+    assert row["status"] == "ok", row
+    assert container.leftovers(docker_client, run_id) == []
+    status = json.loads((tmp_path / "profiles" / "captures.json").read_text())
+    return tmp_path / "profiles", status
+
+
+def test_go_pprof_runtime_metrics_and_gctrace(docker_client, tmp_path):
+    directory, status = captured(docker_client, tmp_path, "go-nethttp", ["pprof", "go-metrics", "gctrace"])
+    assert {name: s["status"] for name, s in status.items()} == {"pprof": "ok", "go-metrics": "ok", "gctrace": "ok"}
+    stacks = profiles.read_pprof_stacks(directory / "cpu.pb.gz")
+    assert profiles.total_count(stacks) > 0
+    assert stacks["stack"].str.contains("net/http").any()
+    assert profiles.goroutine_count(profiles.read_pprof(directory / "goroutine.pb.gz")) >= 2
+    events = profiles.gctrace_gc_events(profiles.read_gctrace(directory / "gctrace.txt"), "go", 1)
+    after = profiles.read_expvar(directory / "expvar-after.json")
+    cycles = profiles.scalar_metrics(after)["/gc/cycles/total:gc-cycles"]
+    # One gctrace line per cycle, numbered from 1; the log is read after the runtime/metrics
+    # snapshot, so it has seen at least as many cycles.
+    assert events["gc_id"].tolist() == list(range(1, len(events) + 1))
+    assert 1 <= cycles <= len(events)
+    assert (events["pause_s"] > 0).all()
+
+
+def test_java_jfr_and_gc_log(docker_client, tmp_path):
+    directory, status = captured(docker_client, tmp_path, "java-threads", ["jfr", "gclog"], "jdk21", {"THREAD_MODEL": "virtual"})
+    assert status["jfr"]["status"] == "ok", status
+    assert status["gclog"]["status"] == "ok", status
+    events = profiles.read_jfr_json(directory / "jfr.json.gz")
+    counts = profiles.event_counts(events)
+    assert counts.get("jdk.ExecutionSample", 0) > 0 and counts.get("jdk.JavaThreadStatistics", 0) > 0
+    stacks = profiles.jfr_stacks(events, "jdk.ExecutionSample")
+    assert profiles.total_count(stacks) == counts["jdk.ExecutionSample"]
+    assert stacks["stack"].str.contains("loadlab").any() or stacks["stack"].str.contains("sun.net.httpserver").any()
+    assert len(profiles.jfr_thread_counts(events, "java", 1)) > 0
+    assert b"gc" in __import__("gzip").decompress((directory / "gc.log.gz").read_bytes())
+
+
+def test_native_perf_on_rust(docker_client, tmp_path):
+    if shutil.which("perf") is None:
+        pytest.skip("perf is not installed on this host (Debian: apt-get install linux-perf; `make engine` does it as root)")
+    directory, status = captured(docker_client, tmp_path, "rust-tokio", ["perf"], route="/json")
+    assert status["perf"]["status"] == "ok", status
+    stacks = profiles.read_perf_script(directory / "perf-script.txt.gz")
+    assert profiles.total_count(stacks) > 0
+
+
+def test_python_py_spy(docker_client, tmp_path):
+    directory, status = captured(docker_client, tmp_path, "python-asyncio", ["py-spy"], route="/json")
+    assert status["py-spy"]["status"] == "ok", status
+    stacks = profiles.read_pyspy_raw(directory / "py-spy-raw.txt")
+    assert profiles.total_count(stacks) > 0
+    assert stacks["stack"].str.contains("app.py|uvicorn|asyncio", regex=True).any()
+
+
+def test_a_profiler_the_runtime_lacks_is_skipped_with_its_reason(docker_client, tmp_path):
+    directory, status = captured(docker_client, tmp_path, "rust-tokio", ["jfr"], route="/json")
+    assert status["jfr"]["status"] == "skipped" and "does not offer jfr" in status["jfr"]["reason"]
