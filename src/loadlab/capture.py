@@ -10,7 +10,7 @@ privilege, the runtime lacks it). Nothing is skipped silently.
 | pprof      | Go      | CPU profile over the window; heap and goroutine profiles after |
 | go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after |
 | gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
-| jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image |
+| jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image: jfr.json.gz (GC, heap, threads, pinning) and jfr-samples.json.gz (execution samples, 64 frames) |
 | gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
 | perf       | any     | `perf record -e cpu-clock -g` on the server's processes, from the host |
 | py-spy     | Python  | `py-spy record --format raw` on the server process, from the host |
@@ -33,9 +33,12 @@ from .rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
 
 PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy")
 JFR_EVENTS = (
-    "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,jdk.ExecutionSample,"
+    "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,"
     "jdk.JavaThreadStatistics,jdk.VirtualThreadPinned,jdk.VirtualThreadSubmitFailed"
 )
+# Execution samples go to their own file: with whole stacks they are most of the bytes.
+JFR_SAMPLE_EVENTS = "jdk.ExecutionSample"
+JFR_STACK_DEPTH = "64"
 PERF_FREQUENCY_HZ = 99
 PYSPY_RATE_HZ = 99
 
@@ -208,8 +211,9 @@ class Capture:
         self._exec(["jcmd", "1", "JFR.dump", "name=loadlab", "filename=/tmp/loadlab.jfr"])
         # `jfr print` runs inside the image: the JDK that wrote the file reads it.
         # Without --stack-depth `jfr print` keeps 5 frames per stack (and still says "truncated": false).
-        printed = self._exec(["jfr", "print", "--json", "--stack-depth", "64", "--events", JFR_EVENTS, "/tmp/loadlab.jfr"])
-        write_bytes_atomic(self.directory / "jfr.json.gz", gzip.compress(printed, compresslevel=6))
+        for events, name in ((JFR_EVENTS, "jfr.json.gz"), (JFR_SAMPLE_EVENTS, "jfr-samples.json.gz")):
+            printed = self._exec(["jfr", "print", "--json", "--stack-depth", JFR_STACK_DEPTH, "--events", events, "/tmp/loadlab.jfr"])
+            write_bytes_atomic(self.directory / name, gzip.compress(printed, compresslevel=9))
         summary = self._exec(["jfr", "summary", "/tmp/loadlab.jfr"])
         write_bytes_atomic(self.directory / "jfr-summary.txt", summary)
 

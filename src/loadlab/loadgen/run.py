@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +106,10 @@ def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int,
         if second >= min_s and steady([t["throughput_rps"] for t in timeline], window, tolerance):
             break
     write_text_atomic(loadgen.output_dir / "warmup" / "timeline.json", json.dumps(timeline, indent=1))
+    # The slices' own reports (a full latency spectrum each) served only the timeline
+    # just written; warm-up is discarded, so they are not kept.
+    for second in range(1, len(timeline) + 1):
+        shutil.rmtree(loadgen.output_dir / "warmup" / f"{second:03d}", ignore_errors=True)
     return timeline
 
 

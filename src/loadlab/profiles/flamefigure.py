@@ -9,6 +9,7 @@ graph with a colour bar in percentage points of share.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 import numpy as np
 import pandas as pd
 from matplotlib.collections import PolyCollection
@@ -54,7 +55,9 @@ def flame_figure(
     depth = int(layout["depth"].max()) + 1 if len(layout) else 1
     if ax is None:
         figsize_in = figsize_in or (7.0, max(1.5, 0.5 + 0.16 * depth))
-        figure, ax = plt.subplots(figsize=figsize_in, layout="constrained")
+        # Not through pyplot: like loadlab.plots, the figure is the caller's to show once.
+        figure = Figure(figsize=figsize_in, layout="constrained")
+        ax = figure.add_subplot()
     else:
         figure = ax.figure
 
