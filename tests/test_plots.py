@@ -229,3 +229,15 @@ def test_missing_columns_are_named():
 )
 def test_axis_labels_come_from_unit_carrying_names(column, label):
     assert axis_label(column) == label
+
+
+def test_forest_figure_survives_missing_intervals_and_a_missing_noise_band(tmp_path):
+    import math
+
+    from loadlab.plots import forest_figure, save_figure
+
+    data = pd.DataFrame({"label": ["a", "b"], "ratio": [1.2, 0.7], "ratio_ci_low": [math.nan, 0.6],
+                         "ratio_ci_high": [math.nan, 0.8], "claimed": [1.1, math.nan]})
+    figure = forest_figure(data, claimed_column="claimed", noise_band=(math.nan, math.nan))
+    saved = save_figure(figure, "forest-nan", tmp_path)
+    assert saved.png.stat().st_size > 1000

@@ -55,6 +55,8 @@ def forest_figure(
     columns += [c for c in (group_column, claimed_column) if c is not None]
     require_columns(data, columns, "forest_figure")
     rows = data.reset_index(drop=True)
+    if noise_band is not None and not all(np.isfinite(np.asarray(noise_band, dtype=float))):
+        noise_band = None  # an A/A run too small for an interval has no band to draw
     positions = np.arange(len(rows))[::-1]  # first row at the top
     every_value = pd.concat(
         [rows[c] for c in [ratio_column, low_column, high_column] + ([claimed_column] if claimed_column else [])]
