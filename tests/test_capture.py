@@ -49,12 +49,17 @@ def test_java_jfr_and_gc_log(docker_client, tmp_path):
     assert status["jfr"]["status"] == "ok", status
     assert status["gclog"]["status"] == "ok", status
     events = profiles.read_jfr_json(directory / "jfr.json.gz")
-    counts = profiles.event_counts(events)
+    samples = profiles.read_jfr_json(directory / "jfr-samples.json.gz")
+    counts = profiles.event_counts(events + samples)
     assert counts.get("jdk.ExecutionSample", 0) > 0 and counts.get("jdk.JavaThreadStatistics", 0) > 0
-    stacks = profiles.jfr_stacks(events, "jdk.ExecutionSample")
+    assert set(profiles.event_counts(samples).index) == {"jdk.ExecutionSample"}
+    stacks = profiles.jfr_stacks(samples, "jdk.ExecutionSample")
     assert profiles.total_count(stacks) == counts["jdk.ExecutionSample"]
+    assert stacks["stack"].str.count(";").max() > 5, "stacks were cut to jfr print's default depth"
     assert stacks["stack"].str.contains("loadlab").any() or stacks["stack"].str.contains("sun.net.httpserver").any()
     assert len(profiles.jfr_thread_counts(events, "java", 1)) > 0
+    summary = (directory / "jfr-summary.txt").read_text()
+    assert "jdk.ExecutionSample" in summary
     assert b"gc" in __import__("gzip").decompress((directory / "gc.log.gz").read_bytes())
 
 
