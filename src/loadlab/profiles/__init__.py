@@ -15,6 +15,7 @@ Each module has parse_* functions taking the file's content and read_*
 functions taking a path (gzip-compressed files are read transparently).
 """
 
+from .flamefigure import flame_figure
 from .flamegraph import flamegraph_svg
 from .folded import (
     format_folded,
@@ -68,6 +69,7 @@ from .schema import (
 )
 
 __all__ = [
+    "flame_figure",
     "GC_EVENT_COLUMNS",
     "STACK_COLUMNS",
     "THREAD_COUNT_COLUMNS",
