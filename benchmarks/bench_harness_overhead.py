@@ -33,7 +33,7 @@ def plain_wrk(client, route: str, connections: int, duration_s: int, warmup_s: i
     try:
         container.wait_healthy(server, f"http://127.0.0.1:{port}/health", 30)
         base = ["docker", "run", "--rm", "--network", "host", "--cpuset-cpus", "0", "--label", f"{container.RUN_LABEL}={run_id}",
-                images.servers.loadgen_image(), "wrk", "-t1", f"-c{connections}"]
+                servers.loadgen_image(), "wrk", "-t1", f"-c{connections}"]
         url = f"http://127.0.0.1:{port}{route}"
         subprocess.run(base + [f"-d{warmup_s}s", url], capture_output=True, check=True)
         output = subprocess.run(base + [f"-d{duration_s}s", url], capture_output=True, text=True, check=True).stdout
