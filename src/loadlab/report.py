@@ -32,6 +32,24 @@ def source_notebooks(directory: Path = paths.NOTEBOOKS_DIR) -> list[Path]:
     return sorted(p for p in Path(directory).glob("[0-9][0-9]-*.ipynb"))
 
 
+def _echo_notebook_output() -> None:
+    """Show the notebook's own output (its per-trial progress lines) in the terminal as it runs.
+
+    papermill's log_output goes to the "papermill" logger, which prints only
+    when logging is configured.
+    """
+    import logging
+
+    logger = logging.getLogger("papermill")
+    if not any(getattr(h, "_loadlab", False) for h in logger.handlers):
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("    %(message)s"))
+        handler._loadlab = True
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
@@ -41,6 +59,7 @@ def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir:
 
     # The kernel inherits our environment: progress as one line per trial (see runner.LineProgress).
     os.environ["LOADLAB_BATCH"] = "1"
+    _echo_notebook_output()
     if profile not in PROFILE_NAMES:
         raise ParameterError("profile", profile, PROFILE_NAMES)
     output = Path(output_dir) / notebook.name
