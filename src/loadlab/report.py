@@ -116,7 +116,9 @@ def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REP
     )
     verdicts = load_verdicts()
     verdict_rows = "\n".join(
-        f"<tr><td>{html.escape(v.claim_id)}</td><td><b>{html.escape(v.verdict)}</b></td>"
+        f"<tr><td>{html.escape(v.claim_id)}"
+        + (f"<br><small>{html.escape(v.candidate)} / {html.escape(v.baseline)}</small>" if v.candidate and v.baseline else "")
+        + f"</td><td><b>{html.escape(v.verdict)}</b></td>"
         f"<td>{html.escape(v.explanation)}</td><td>{html.escape(v.notebook)}</td></tr>"
         for v in sorted(verdicts, key=lambda v: v.claim_id)
     )
