@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
@@ -113,7 +114,7 @@ def command_trial(args) -> int:
     run_id = session.new_run_id("trial")
     run = RunDirectory.create("adhoc", run_id)
     manifest = {"run_id": run_id, "experiment": "adhoc", "status": "running",
-                "parameters": [__import__("dataclasses").asdict(config)], "provenance": provenance.collect(client),
+                "parameters": [dataclasses.asdict(config)], "provenance": provenance.collect(client),
                 "trial_order": [{"trial": 1, "condition": config.label(), "block": 1}], "trials": {}}
     run.write_manifest(manifest)
     try:

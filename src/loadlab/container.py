@@ -126,17 +126,6 @@ def run_loadgen(
     ), "loadgen-start-failed")
 
 
-def wait_for_exit(container, timeout_s: float) -> int:
-    """Wait for a container to exit; kill it after `timeout_s`. Returns the exit code."""
-    try:
-        result = container.wait(timeout=timeout_s)
-        return int(result.get("StatusCode", -1))
-    except Exception:  # requests' ReadTimeout: the container hung
-        with contextlib.suppress(docker.errors.APIError):
-            container.kill()
-        raise TrialFailure("loadgen-timeout", f"{container.name} did not finish within {timeout_s:.0f} s")
-
-
 def open_file_limit(container) -> int | None:
     """The soft RLIMIT_NOFILE of the container's init process (local engines only)."""
     pid = container_state(container).get("Pid") or 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -236,7 +237,7 @@ def ensure_image(
     return tag
 
 
-_ANSI_ESCAPE = __import__("re").compile(r"\x1b\[[0-9;]*m")
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def build_failure_reason(error: BuildError) -> str:

@@ -32,7 +32,7 @@ from hdrh.histogram import HdrHistogram
 
 from . import paths
 from .loadgen import vegeta, wrk
-from .rundir import RunDirectory, read_json
+from .rundir import RunDirectory, read_json, write_parquet_atomic
 
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts", "pinned_events")
 SPECTRUM_PERCENTILES = tuple(
@@ -205,9 +205,7 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
     out = processed_dir_for(run.path, processed_root)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        temporary = out / f".{name}.parquet.tmp"
-        table.to_parquet(temporary, index=False)
-        temporary.replace(out / f"{name}.parquet")
+        write_parquet_atomic(out / f"{name}.parquet", table)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
     return tables
 

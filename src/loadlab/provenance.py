@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import socket
 import subprocess
@@ -41,7 +42,7 @@ def host_description() -> dict:
         "kernel": platform.release(),
         "os": platform.platform(),
         "cpu_model": cpu_model(),
-        "cpu_count": len(__import__("os").sched_getaffinity(0)),
+        "cpu_count": len(os.sched_getaffinity(0)),
         "python": sys.version.split()[0],
         "loadlab": __version__,
         "recorded_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

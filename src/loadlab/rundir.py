@@ -51,6 +51,15 @@ def write_json_atomic(path: Path, document) -> None:
     write_text_atomic(path, json.dumps(document, indent=2, sort_keys=False, default=str) + "\n")
 
 
+def write_parquet_atomic(path: Path, table) -> None:
+    """A pandas DataFrame as parquet, atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    table.to_parquet(temporary, index=False)
+    os.replace(temporary, path)
+
+
 def read_json(path: Path):
     return json.loads(Path(path).read_text())
 

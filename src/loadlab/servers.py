@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from . import paths
-from .contract import LOAD_ROUTES, ROUTES
+from .contract import ROUTES
 from .errors import ParameterError
 
 LOADGEN = "loadgen"
@@ -158,7 +158,3 @@ def get_server(name: str) -> ServerSpec:
 
 def loadgen_image() -> str:
     return f"{IMAGE_PREFIX}/{LOADGEN}:latest"
-
-
-def load_routes_of(spec: ServerSpec) -> tuple[str, ...]:
-    return tuple(r for r in spec.routes if r in LOAD_ROUTES)

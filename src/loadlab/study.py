@@ -109,7 +109,7 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
     without measuring. Returns (table, run id).
     """
     from . import provenance
-    from .rundir import RunDirectory
+    from .rundir import RunDirectory, write_parquet_atomic
     from .session import new_run_id
 
     if run_id is not None:
@@ -119,9 +119,7 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
         return pd.read_parquet(Path(run_dir) / "results.parquet"), Path(run_dir).name
     frame = measure()
     run = RunDirectory.create(name, new_run_id(name), raw_dir)
-    temporary = run.path / ".results.parquet.tmp"
-    frame.to_parquet(temporary, index=False)
-    temporary.replace(run.path / "results.parquet")
+    write_parquet_atomic(run.path / "results.parquet", frame)
     run.write_manifest({
         "run_id": run.run_id, "experiment": name, "status": runner.STATUS_COMPLETE,
         "created_utc": runner._now(), "updated_utc": runner._now(), "parameters": parameters or {},

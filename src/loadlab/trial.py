@@ -10,6 +10,7 @@ server's log tail; only programming errors escape as exceptions.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
 import time
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ class TrialConfig:
         check_cpusets(self.server_cpus, self.loadgen_cpus, check_host=self.check_host_cpus)
         self.profilers = capture.check_profilers(self.profilers, spec.profilers, self.server)
         try:
-            __import__("ipaddress").ip_address(self.target_host)
+            ipaddress.ip_address(self.target_host)
         except ValueError:
             raise ParameterError("target_host", self.target_host, "an IP address such as 127.0.0.1") from None
         return self
