@@ -18,8 +18,9 @@ import subprocess
 import sys
 import time
 
-from loadlab import container, engine, images, servers
-from loadlab.session import new_run_id
+from loadlab import servers
+from loadlab.config import new_run_id
+from loadlab.harness import container, engine, images
 
 
 def plain_wrk(client, route: str, connections: int, duration_s: int, warmup_s: int) -> float:

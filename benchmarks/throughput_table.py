@@ -6,12 +6,12 @@
 
 import sys
 
-from loadlab import analysis, runner, stats
-from loadlab.process import load_run
+from loadlab import analysis, rundir, stats
+from loadlab.tables import load_run
 
 
 def main(experiment: str) -> int:
-    tables = load_run(runner.latest_run(experiment))
+    tables = load_run(rundir.latest_run(experiment))
     trials = tables["trials"]
     ok = trials[trials.status == "ok"]
     nginx = ok.loc[ok.label == "nginx-baseline", "throughput_rps"].to_numpy()

@@ -7,12 +7,12 @@ instead of a skip, so a broken engine can never pass as skipped tests.
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
 
-from loadlab import engine, images, servers
+from loadlab import servers
 from loadlab.errors import BuildError, DockerUnavailableError
+from loadlab.harness import engine, images
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 

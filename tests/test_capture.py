@@ -4,12 +4,12 @@ import json
 import shutil
 
 import pytest
-
-from loadlab import container, profiles
-from loadlab.session import new_run_id
-from loadlab.trial import TrialConfig, run_trial
-
 from conftest import build_or_skip
+
+from loadlab import profiles
+from loadlab.config import TrialConfig, new_run_id
+from loadlab.harness import container
+from loadlab.harness.trial import run_trial
 
 pytestmark = pytest.mark.docker
 

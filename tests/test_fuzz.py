@@ -11,8 +11,7 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from loadlab import fuzz
-from loadlab.contract import CPU_N_MAX, IO_MS_MAX
+from loadlab.contract import CPU_N_MAX, IO_MS_MAX, fuzz
 from loadlab.errors import ParameterError
 
 # ---- the generator ----------------------------------------------------------
@@ -221,8 +220,9 @@ def test_bad_arguments_are_refused_before_any_traffic():
 def test_go_nethttp_survives_the_fuzz(docker_client):
     from conftest import build_or_skip
 
-    from loadlab import container
-    from loadlab.session import ServerSession, new_run_id
+    from loadlab.config import new_run_id
+    from loadlab.harness import container
+    from loadlab.harness.session import ServerSession
 
     build_or_skip(docker_client, "go-nethttp")
     run_id = new_run_id("test-fuzz")

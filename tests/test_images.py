@@ -5,8 +5,8 @@ import tarfile
 
 import pytest
 
-from loadlab import images, servers
-
+from loadlab import servers
+from loadlab.harness import images
 
 MARKER = "# loadlab-test-marker: this CA bundle must never reach a final image"
 

@@ -5,13 +5,12 @@ import subprocess
 import sys
 
 import pytest
-
-from loadlab import container
-from loadlab.rundir import RunDirectory
-from loadlab.session import new_run_id
-from loadlab.trial import TrialConfig, run_trial
-
 from conftest import build_or_skip
+
+from loadlab.config import TrialConfig, new_run_id
+from loadlab.harness import container
+from loadlab.harness.trial import run_trial
+from loadlab.rundir import RunDirectory
 
 pytestmark = pytest.mark.docker
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from loadlab import container, microbench
 from loadlab.errors import ParameterError, TrialFailure
+from loadlab.harness import container, microbench
 
 FIXTURES = Path(__file__).parent / "fixtures" / "microbench"
 

@@ -7,9 +7,8 @@ import sys
 import pytest
 
 from loadlab import servers
+from loadlab.config import TrialConfig, check_cpusets, parse_cpuset, parse_duration_s
 from loadlab.errors import ParameterError
-from loadlab.session import check_cpusets, parse_cpuset
-from loadlab.trial import TrialConfig, parse_duration_s
 
 
 def config(**overrides):

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from loadlab import container, process, runner
-from loadlab.experiment import Experiment
-from loadlab.rundir import RunDirectory
-
 from conftest import build_or_skip
+
+from loadlab import tables as tidy_tables
+from loadlab.experiment import Experiment
+from loadlab.harness import container, runner
+from loadlab.rundir import RunDirectory
 
 pytestmark = pytest.mark.docker
 TEST_SERVERS = Path(__file__).parent / "servers"
@@ -45,7 +45,7 @@ def test_two_servers_two_levels_two_trials_give_exactly_the_expected_tables(imag
     assert manifest["status"] == "complete" and len(manifest["trials"]) == 8
     assert manifest["provenance"]["git_commit"] and manifest["provenance"]["engine"]["docker_version"]
     assert set(manifest["images"]) == {"a", "b"} and all(v.startswith("go1.") for v in manifest["runtime_versions"].values())
-    tables = process.process_run(run.path, processed_root=tmp_path / "processed")
+    tables = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")
     trials = tables["trials"]
     assert len(trials) == 8 and set(trials["status"]) == {"ok"}
     assert sorted(trials.groupby(["label", "level"]).size().tolist()) == [2, 2, 2, 2]
@@ -54,7 +54,7 @@ def test_two_servers_two_levels_two_trials_give_exactly_the_expected_tables(imag
     assert tables["latency"].groupby("trial").size().nunique() == 1 and tables["latency"]["trial"].nunique() == 8
     assert tables["timeseries"]["trial"].nunique() == 8
     assert set(tables["throughput_timeline"]["phase"]) == {"warmup"}
-    for name in process.TABLES:
+    for name in tidy_tables.TABLES:
         assert (tmp_path / "processed" / "grid" / run.run_id / f"{name}.parquet").is_file()
     assert container.leftovers(images_ready, run.run_id) == []
 
@@ -143,7 +143,7 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
     killer.start()
     run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
     killer.join(timeout=5)
-    trials = process.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
+    trials = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
     assert run.read_manifest()["status"] == "complete" and len(trials) == 4
     assert trials.loc["killed", "failure_reason"] == "server-exited"
     assert trials.loc["oom", "failure_reason"] == "oom-killed"
@@ -165,7 +165,7 @@ def test_server_and_loadgen_placed_through_separate_engine_addresses(images_read
                    "target_host": "127.0.0.1"},
     )
     run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
-    trials = process.process_run(run.path, processed_root=tmp_path / "processed")["trials"]
+    trials = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")["trials"]
     assert trials["status"].tolist() == ["ok"] and trials["throughput_rps"].iloc[0] > 0
     health = json.loads((run.trial_dir(1) / "health.json").read_text())
     assert health["settings"]["HOST"] == "127.0.0.1"

@@ -4,10 +4,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from loadlab import sampler
-
 from conftest import fixture_path
+
+from loadlab.harness import sampler
 
 CGROUP = Path(fixture_path("cgroup-v1"))
 

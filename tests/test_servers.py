@@ -6,11 +6,12 @@ the build's own reason (Swoole without a PECL package file).
 """
 
 import pytest
-
-from loadlab import container, fuzz, servers, verify
-from loadlab.session import ServerSession
-
 from conftest import build_or_skip
+
+from loadlab import servers
+from loadlab.contract import fuzz, verify
+from loadlab.harness import container
+from loadlab.harness.session import ServerSession
 
 pytestmark = pytest.mark.docker
 

@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import fixture_path
 
 from loadlab.loadgen import vegeta
-
-from conftest import fixture_path
 
 
 def test_results_and_report_agree():

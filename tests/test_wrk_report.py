@@ -3,10 +3,9 @@
 import re
 
 import pytest
+from conftest import fixture_path
 
 from loadlab.loadgen import wrk
-
-from conftest import fixture_path
 
 
 def test_report_agrees_with_wrks_own_text_output():

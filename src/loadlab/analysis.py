@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from . import stats
-from .stats.compare import COMPARISON_COLUMNS
+from loadlab import stats
+from loadlab.stats.compare import COMPARISON_COLUMNS
 
 MIB = 1024**2
 

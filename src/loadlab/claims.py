@@ -29,8 +29,8 @@ from pathlib import Path
 
 import yaml
 
-from . import paths
-from .rundir import write_json_atomic
+from loadlab import paths
+from loadlab.rundir import write_json_atomic
 
 HOLDS = "holds"
 DIRECTION_ONLY = "holds in direction only"

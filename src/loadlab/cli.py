@@ -7,11 +7,11 @@ import dataclasses
 import json
 import sys
 
-from .errors import LoadlabError
+from loadlab.errors import LoadlabError
 
 
 def _settings(pairs: list[str]) -> dict[str, str]:
-    from .errors import ParameterError
+    from loadlab.errors import ParameterError
 
     settings: dict[str, str] = {}
     for pair in pairs or []:
@@ -23,7 +23,7 @@ def _settings(pairs: list[str]) -> dict[str, str]:
 
 
 def command_engine(args) -> int:
-    from . import engine, images
+    from loadlab.harness import engine, images
 
     client = engine.ensure_engine(install=not args.no_install)
     print("Docker engine answers:", json.dumps(engine.engine_description(client)))
@@ -35,7 +35,8 @@ def command_engine(args) -> int:
 
 
 def command_build(args) -> int:
-    from . import engine, images, servers
+    from loadlab import servers
+    from loadlab.harness import engine, images
 
     client = engine.ensure_engine(install=not args.no_install)
     names = sorted(servers.all_servers()) if args.all else (args.server or [])
@@ -60,7 +61,8 @@ def command_build(args) -> int:
 
 
 def command_verify(args) -> int:
-    from . import session, verify
+    from loadlab.contract import verify
+    from loadlab.harness import session
 
     with session.ServerSession.start(
         server=args.server, variant=args.variant, settings=_settings(args.setting), cpuset=args.server_cpus,
@@ -79,7 +81,7 @@ def command_verify(args) -> int:
 
 
 def _trial_config(args):
-    from .trial import TrialConfig
+    from loadlab.config import TrialConfig
 
     return TrialConfig(
         server=args.server, route=args.route, variant=args.variant, settings=_settings(args.setting),
@@ -105,9 +107,9 @@ def _print_row(row: dict) -> None:
 
 
 def command_trial(args) -> int:
-    from . import container, engine, provenance, session
-    from .rundir import RunDirectory
-    from .trial import run_trial
+    from loadlab.harness import container, engine, provenance, session
+    from loadlab.harness.trial import run_trial
+    from loadlab.rundir import RunDirectory
 
     config = _trial_config(args)  # every parameter is checked before the engine is touched
     client = engine.ensure_engine()
@@ -136,8 +138,8 @@ def command_trial(args) -> int:
 
 
 def command_run(args) -> int:
-    from . import runner
-    from .experiment import Experiment
+    from loadlab.experiment import Experiment
+    from loadlab.harness import runner
 
     experiment = Experiment.from_yaml(args.experiment)  # validated before the engine is touched
     run = runner.run_experiment(experiment, resume_run_id=args.resume, progress=not args.no_progress,
@@ -146,7 +148,7 @@ def command_run(args) -> int:
     failed = sum(1 for t in manifest["trials"].values() if t["status"] == "failed")
     print(f"run {run.run_id}: {manifest['status']}, {len(manifest['trials'])} trials ({failed} failed) in {run.path}")
     if args.process:
-        from .process import process_run
+        from loadlab.tables import process_run
 
         process_run(run.path)
         print("processed tables written")
@@ -156,8 +158,8 @@ def command_run(args) -> int:
 def command_process(args) -> int:
     from pathlib import Path
 
-    from .process import processed_dir_for, process_run
-    from .runner import find_run
+    from loadlab.rundir import find_run
+    from loadlab.tables import process_run, processed_dir_for
 
     run_dir = Path(args.run) if Path(args.run).is_dir() else find_run(args.run)
     tables = process_run(run_dir)
@@ -168,7 +170,7 @@ def command_process(args) -> int:
 
 
 def command_runs(args) -> int:
-    from .runner import list_runs
+    from loadlab.rundir import list_runs
 
     runs = list_runs()
     if args.json:
@@ -183,7 +185,7 @@ def command_runs(args) -> int:
 
 
 def command_notebooks(args) -> int:
-    from . import report
+    from loadlab import report
 
     index = report.build_collection(args.profile, args.run_id, args.only)
     print(f"reports written; open {index}")
@@ -191,7 +193,7 @@ def command_notebooks(args) -> int:
 
 
 def command_export(args) -> int:
-    from . import report
+    from loadlab import report
 
     index = report.export_existing()
     print(f"HTML re-exported; open {index}")
@@ -199,7 +201,7 @@ def command_export(args) -> int:
 
 
 def command_clean(args) -> int:
-    from . import container, engine
+    from loadlab.harness import container, engine
 
     client = engine.ensure_engine(install=False)
     removed = container.clean(client, args.run)

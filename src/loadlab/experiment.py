@@ -30,8 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from .errors import ParameterError
-from .trial import TrialConfig
+from loadlab.config import TrialConfig
+from loadlab.errors import ParameterError
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ParameterError
-from .experiment import Durations, Experiment, Load, Placement, ServerEntry
+from loadlab.errors import ParameterError
+from loadlab.experiment import Durations, Experiment, Load, Placement, ServerEntry
 
 PROFILE_NAMES = ("smoke", "quick", "full")
 

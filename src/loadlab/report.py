@@ -17,10 +17,10 @@ import json
 import time
 from pathlib import Path
 
-from . import paths
-from .errors import ParameterError
-from .plans import PROFILE_NAMES
-from .rundir import write_text_atomic
+from loadlab import paths
+from loadlab.errors import ParameterError
+from loadlab.plans import PROFILE_NAMES
+from loadlab.rundir import write_text_atomic
 
 EXECUTED_DIR = paths.REPORTS_DIR / "notebooks"
 KERNEL_NAME = "python3"  # the interpreter running loadlab (its .venv); JupyterLab users pick "loadlab"
@@ -105,7 +105,7 @@ def _title(notebook_path: Path) -> str:
 
 
 def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REPORTS_DIR) -> Path:
-    from .claims import load_verdicts
+    from loadlab.claims import load_verdicts
 
     rows = "\n".join(
         f"<tr><td>{html.escape(p.stem)}</td><td>{html.escape(_title(p))}</td>"
@@ -122,7 +122,7 @@ def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REP
         f"<td>{html.escape(v.explanation)}</td><td>{html.escape(v.notebook)}</td></tr>"
         for v in sorted(verdicts, key=lambda v: v.claim_id)
     )
-    from .provenance import host_description
+    from loadlab.harness.provenance import host_description
 
     host = host_description()
     page = f"""<!DOCTYPE html>

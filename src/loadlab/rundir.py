@@ -10,13 +10,15 @@ edited after that rename.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
-from . import paths
+from loadlab import paths
+from loadlab.errors import LoadlabError
 
 MANIFEST = "manifest.json"
 TRIALS = "trials"
@@ -119,3 +121,48 @@ class RunDirectory:
         return sorted(
             int(p.name) for p in (self.path / TRIALS).iterdir() if p.is_dir() and p.name.isdigit()
         )
+
+
+def now_utc() -> str:
+    """The time now, UTC, to the second, as the manifests record it."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+STATUS_RUNNING = "running"
+STATUS_COMPLETE = "complete"
+STATUS_INTERRUPTED = "interrupted"
+
+
+def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
+    """Every run under raw_dir with its status and trial counts, newest first."""
+    runs = []
+    for manifest_path in Path(raw_dir).glob("*/*/manifest.json"):
+        try:
+            manifest = RunDirectory(manifest_path.parent).read_manifest()
+        except (OSError, ValueError):
+            continue
+        trials = manifest.get("trials", {})
+        runs.append({
+            "experiment": manifest.get("experiment"),
+            "run_id": manifest.get("run_id"),
+            "status": manifest.get("status"),
+            "planned": len(manifest.get("trial_order", [])),
+            "ok": sum(1 for t in trials.values() if t.get("status") == "ok"),
+            "failed": sum(1 for t in trials.values() if t.get("status") == "failed"),
+            "updated_utc": manifest.get("updated_utc"),
+            "path": str(manifest_path.parent),
+        })
+    return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)
+
+
+def latest_run(experiment_name: str, raw_dir: Path = paths.RAW_DIR, status: str | None = STATUS_COMPLETE) -> Path | None:
+    """The newest run of an experiment (with `status`, unless None), or None."""
+    candidates = [r for r in list_runs(raw_dir) if r["experiment"] == experiment_name and (status is None or r["status"] == status)]
+    return Path(candidates[0]["path"]) if candidates else None
+
+
+def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
+    matches = [p.parent for p in Path(raw_dir).glob(f"*/{run_id}/manifest.json")]
+    if not matches:
+        raise LoadlabError(f"no run {run_id!r} under {raw_dir} (see `loadlab runs`)")
+    return matches[0]

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from . import paths
-from .contract import ROUTES
-from .errors import ParameterError
+from loadlab import paths
+from loadlab.contract import ROUTES
+from loadlab.errors import ParameterError
 
 LOADGEN = "loadgen"
 IMAGE_PREFIX = "loadlab"

@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import engine, images, paths, process, runner
-from .errors import BuildError, LoadlabError
-from .experiment import Experiment
-from .servers import get_server
+from loadlab import paths, rundir
+from loadlab import tables as tidy_tables
+from loadlab.errors import BuildError, LoadlabError
+from loadlab.experiment import Experiment
+from loadlab.servers import get_server
 
 
 @dataclass
@@ -66,6 +67,8 @@ class Study:
 
 def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, dict[str, str]]:
     """The experiment without servers whose image cannot be built here, and why each is missing."""
+    from loadlab.harness import images
+
     kept, missing = [], {}
     for entry in experiment.servers:
         spec = get_server(entry.server)
@@ -82,17 +85,20 @@ def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, di
 def measure_or_load(experiment: Experiment, run_id: str | None = None, progress: bool = True,
                     raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR, log=print) -> Study:
     if run_id == "latest":
-        run_dir = runner.latest_run(experiment.name, raw_dir)
+        run_dir = rundir.latest_run(experiment.name, raw_dir)
         if run_dir is None:
             raise LoadlabError(f"no complete run of {experiment.name} yet: run the notebook with run_id=None first")
     elif run_id:
-        run_dir = runner.find_run(run_id, raw_dir)
+        run_dir = rundir.find_run(run_id, raw_dir)
     else:
+        # Only measuring needs the engine; re-analysis reads raw files alone.
+        from loadlab.harness import engine, runner
+
         client = engine.ensure_engine()
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path
-    tables = process.load_run(run_dir, raw_dir, processed_root)
+    tables = tidy_tables.load_run(run_dir, raw_dir, processed_root)
     manifest = tables["manifest"]
     recorded = Experiment.from_dict(manifest["parameters"])
     return Study(recorded, manifest["run_id"], Path(run_dir), tables,
@@ -108,12 +114,12 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
     with a manifest (provenance, parameters), so "latest" can re-analyse it
     without measuring. Returns (table, run id).
     """
-    from . import provenance
-    from .rundir import RunDirectory, write_parquet_atomic
-    from .session import new_run_id
+    from loadlab.config import new_run_id
+    from loadlab.harness import provenance
+    from loadlab.rundir import RunDirectory, write_parquet_atomic
 
     if run_id is not None:
-        run_dir = runner.latest_run(name, raw_dir) if run_id == "latest" else runner.find_run(run_id, raw_dir)
+        run_dir = rundir.latest_run(name, raw_dir) if run_id == "latest" else rundir.find_run(run_id, raw_dir)
         if run_dir is None:
             raise LoadlabError(f"no complete run of {name} yet: run the notebook with run_id=None first")
         return pd.read_parquet(Path(run_dir) / "results.parquet"), Path(run_dir).name
@@ -121,8 +127,8 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
     run = RunDirectory.create(name, new_run_id(name), raw_dir)
     write_parquet_atomic(run.path / "results.parquet", frame)
     run.write_manifest({
-        "run_id": run.run_id, "experiment": name, "status": runner.STATUS_COMPLETE,
-        "created_utc": runner._now(), "updated_utc": runner._now(), "parameters": parameters or {},
+        "run_id": run.run_id, "experiment": name, "status": rundir.STATUS_COMPLETE,
+        "created_utc": rundir.now_utc(), "updated_utc": rundir.now_utc(), "parameters": parameters or {},
         "provenance": provenance.collect(), "trial_order": [], "trials": {},
     })
     return frame, run.run_id

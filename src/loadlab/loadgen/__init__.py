@@ -1,6 +1,7 @@
-"""Load generators: command lines, running them in the loadgen image, parsing what they write.
+"""The load generators' command lines and output formats.
 
 `wrk` is the closed loop (a fixed number of connections), `vegeta` the open
-loop (a constant request rate). Both run in the `loadlab/loadgen` image with
-host networking on CPUs disjoint from the server's.
+loop (a constant request rate). Building their commands and parsing what they
+write needs no engine; running them in the loadgen image is
+`loadlab.harness.loadgen`.
 """

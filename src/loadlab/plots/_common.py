@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from ..stats.median import median_ci
+from loadlab.stats.median import median_ci
 
 
 def require_columns(data: pd.DataFrame, columns: Sequence[str], figure: str) -> None:

@@ -12,7 +12,6 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 from ._common import require_columns
 from .style import new_figure, runtime_colour, style_context
 
-
 # Ratio tick sets that read well on a log axis, symmetric around 1 (0.5x and 2x), finest
 # first; the finest set that puts at most _MAXIMUM_TICKS on the axis is used.
 _TICK_SETS = (

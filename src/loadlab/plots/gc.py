@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..stats.median import median_ci
+from loadlab.stats.median import median_ci
+
 from ._common import legend_outside, require_columns
 from .style import (
     new_figure,

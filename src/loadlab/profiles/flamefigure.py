@@ -9,11 +9,11 @@ graph with a colour bar in percentage points of share.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.figure import Figure
 import numpy as np
 import pandas as pd
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import LinearSegmentedColormap, Normalize
+from matplotlib.figure import Figure
 
 from .flamelayout import add_share_change, change_color, change_scale, flame_layout, frame_color
 

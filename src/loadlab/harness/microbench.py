@@ -35,9 +35,10 @@ import docker
 import docker.errors
 import pandas as pd
 
-from . import container, images, paths
-from .errors import LoadlabError, ParameterError, TrialFailure
-from .session import new_run_id, parse_cpuset
+from loadlab import paths
+from loadlab.config import new_run_id, parse_cpuset
+from loadlab.errors import LoadlabError, ParameterError, TrialFailure
+from loadlab.harness import container, images
 
 MICROBENCH_DIR: Path = paths.ROOT / "microbench"
 IMAGE_REPOSITORY = "loadlab/microbench"

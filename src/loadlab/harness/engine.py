@@ -16,7 +16,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from .errors import DockerUnavailableError
+from loadlab.errors import DockerUnavailableError
 
 DOCKERD_LOG = Path("/var/log/loadlab-dockerd.log")
 ENGINE_START_TIMEOUT_S = 60.0

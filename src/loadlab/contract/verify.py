@@ -14,12 +14,11 @@ import json
 import time
 from dataclasses import asdict, dataclass
 
-from . import contract
-from .contract import (
+from loadlab import contract
+from loadlab.contract import (
     CPU_N_MAX,
     CPU_TEST_VECTORS,
     HEALTH_KEYS,
-    IO_MS_MAX,
     METHOD_NOT_ALLOWED_BODY,
     NOT_FOUND_BODY,
     ROUTE_MEDIA_TYPES,

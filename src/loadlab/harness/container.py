@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import docker
 import docker.errors
 
-from .errors import TrialFailure
+from loadlab.errors import TrialFailure
 
 RUN_LABEL = "loadlab.run"
 ROLE_LABEL = "loadlab.role"

@@ -15,10 +15,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import container
-from ..errors import TrialFailure
-from ..rundir import write_text_atomic
-from . import vegeta, wrk
+from loadlab.errors import TrialFailure
+from loadlab.harness import container
+from loadlab.loadgen import vegeta, wrk
+from loadlab.rundir import write_text_atomic
 
 # Beyond the load itself: process start, wrk's final report, vegeta's encode.
 DEADLINE_MARGIN_S = 30.0

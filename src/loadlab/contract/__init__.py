@@ -172,7 +172,7 @@ def validate_route(path_and_query: str) -> tuple[str, dict[str, int]]:
     """
     from urllib.parse import parse_qsl, urlsplit
 
-    from .errors import ParameterError
+    from loadlab.errors import ParameterError
 
     parts = urlsplit(path_and_query)
     route = parts.path

@@ -25,9 +25,9 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from . import paths
-from .errors import BuildError, ParameterError
-from .servers import LOADGEN, ServerSpec, loadgen_image
+from loadlab import paths
+from loadlab.errors import BuildError, ParameterError
+from loadlab.servers import LOADGEN, ServerSpec, loadgen_image
 
 BASE_IMAGE = "loadlab/base:trixie"
 BASE_REGISTRY_IMAGE = "debian:trixie-slim"

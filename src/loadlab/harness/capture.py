@@ -28,10 +28,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ParameterError
-from .rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
+from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
 
-PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy")
 JFR_EVENTS = (
     "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,"
     "jdk.JavaThreadStatistics,jdk.VirtualThreadPinned,jdk.VirtualThreadSubmitFailed"
@@ -41,15 +39,6 @@ JFR_SAMPLE_EVENTS = "jdk.ExecutionSample"
 JFR_STACK_DEPTH = "64"
 PERF_FREQUENCY_HZ = 99
 PYSPY_RATE_HZ = 99
-
-
-def check_profilers(requested, supported: tuple[str, ...], server: str) -> tuple[str, ...]:
-    """Profilers must be known; ones the server's runtime lacks are kept and skipped with a reason."""
-    requested = tuple(requested or ())
-    unknown = [p for p in requested if p not in PROFILERS]
-    if unknown:
-        raise ParameterError("profilers", unknown, PROFILERS)
-    return requested
 
 
 @dataclass

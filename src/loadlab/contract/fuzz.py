@@ -40,8 +40,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from urllib.parse import unquote_plus
 
-from .contract import CPU_N_MAX, IO_MS_MAX, JSON_BODY, PLAINTEXT_BODY
-from .errors import ParameterError
+from loadlab.contract import CPU_N_MAX, IO_MS_MAX, JSON_BODY, PLAINTEXT_BODY
+from loadlab.errors import ParameterError
 
 MAX_PAYLOAD_BYTES = 256 * 1024  # no case sends more than this
 MAX_RESPONSE_BYTES = 1024 * 1024  # nor reads more than this back
@@ -712,11 +712,11 @@ def run_fuzz(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m loadlab.fuzz --port P`: fuzz a server already running on loopback."""
+    """`python -m loadlab.contract.fuzz --port P`: fuzz a server already running on loopback."""
     import argparse
     import json
 
-    parser = argparse.ArgumentParser(prog="python -m loadlab.fuzz", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m loadlab.contract.fuzz", description=__doc__.split("\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seed", type=int, default=0)

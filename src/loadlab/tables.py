@@ -30,9 +30,9 @@ from pathlib import Path
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-from . import paths
-from .loadgen import vegeta, wrk
-from .rundir import RunDirectory, read_json, write_parquet_atomic
+from loadlab import paths
+from loadlab.loadgen import vegeta, wrk
+from loadlab.rundir import RunDirectory, read_json, write_parquet_atomic
 
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts", "pinned_events")
 SPECTRUM_PERCENTILES = tuple(
@@ -142,7 +142,7 @@ def _window(row) -> tuple[float | None, float | None]:
 
 
 def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    from . import profiles
+    from loadlab import profiles
 
     gc_frames, thread_frames, pinned_frames = [], [], []
     for row in trials.itertuples():
@@ -216,7 +216,7 @@ def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Pat
     `run` is a run id or a raw run folder. Tables are (re)built from raw when
     missing or older than the raw manifest.
     """
-    from .runner import find_run
+    from loadlab.rundir import find_run
 
     run_dir = Path(run) if Path(run).is_dir() else find_run(str(run), raw_dir)
     out = processed_dir_for(run_dir, processed_root)

@@ -10,27 +10,19 @@ trial is one recorded outcome; the run goes on.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import re
 from pathlib import Path
 
 import docker
 
-from . import container, engine, images, paths, provenance
-from .errors import LoadlabError, ParameterError
-from .experiment import Experiment
-from .rundir import RunDirectory
-from .servers import get_server
-from .session import new_run_id
-from .trial import run_trial
-
-STATUS_RUNNING = "running"
-STATUS_COMPLETE = "complete"
-STATUS_INTERRUPTED = "interrupted"
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+from loadlab import paths
+from loadlab.config import new_run_id
+from loadlab.errors import ParameterError
+from loadlab.experiment import Experiment
+from loadlab.harness import container, engine, images, provenance
+from loadlab.harness.trial import run_trial
+from loadlab.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc
+from loadlab.servers import get_server
 
 
 def _client_for(docker_host: str | None):
@@ -56,8 +48,8 @@ def new_manifest(experiment: Experiment, run_id: str, server_client) -> dict:
         "run_id": run_id,
         "experiment": experiment.name,
         "status": STATUS_RUNNING,
-        "created_utc": _now(),
-        "updated_utc": _now(),
+        "created_utc": now_utc(),
+        "updated_utc": now_utc(),
         "parameters": experiment.to_dict(),
         "provenance": {**provenance.collect(server_client), "loadgen": _loadgen_version()},
         "conditions": [
@@ -150,12 +142,12 @@ def run_experiment(
             run.finish_trial(number, partial)
             manifest["trials"][str(number)] = {
                 "condition": scheduled["condition"], "status": row["status"], "failure_reason": row.get("failure_reason"),
-                "finished_utc": _now(),
+                "finished_utc": now_utc(),
             }
             if row["status"] == "ok" and row.get("runtime_version"):
                 manifest["runtime_versions"][condition["label"]] = row["runtime_version"]
             failed += row["status"] == "failed"
-            manifest["updated_utc"] = _now()
+            manifest["updated_utc"] = now_utc()
             run.write_manifest(manifest)
             done_now += 1
             bar.update(1)
@@ -167,7 +159,7 @@ def run_experiment(
         raise
     finally:
         bar.close()
-        manifest["updated_utc"] = _now()
+        manifest["updated_utc"] = now_utc()
         run.write_manifest(manifest)
         for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
             container.clean(client, run.run_id)
@@ -223,38 +215,3 @@ def _progress_bar(total: int, initial: int, enabled: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, initial=initial, unit="trial", disable=not enabled, dynamic_ncols=True)
-
-
-def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
-    """Every run under raw_dir with its status and trial counts, newest first."""
-    runs = []
-    for manifest_path in Path(raw_dir).glob("*/*/manifest.json"):
-        try:
-            manifest = RunDirectory(manifest_path.parent).read_manifest()
-        except (OSError, ValueError):
-            continue
-        trials = manifest.get("trials", {})
-        runs.append({
-            "experiment": manifest.get("experiment"),
-            "run_id": manifest.get("run_id"),
-            "status": manifest.get("status"),
-            "planned": len(manifest.get("trial_order", [])),
-            "ok": sum(1 for t in trials.values() if t.get("status") == "ok"),
-            "failed": sum(1 for t in trials.values() if t.get("status") == "failed"),
-            "updated_utc": manifest.get("updated_utc"),
-            "path": str(manifest_path.parent),
-        })
-    return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)
-
-
-def latest_run(experiment_name: str, raw_dir: Path = paths.RAW_DIR, status: str | None = STATUS_COMPLETE) -> Path | None:
-    """The newest run of an experiment (with `status`, unless None), or None."""
-    candidates = [r for r in list_runs(raw_dir) if r["experiment"] == experiment_name and (status is None or r["status"] == status)]
-    return Path(candidates[0]["path"]) if candidates else None
-
-
-def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
-    matches = [p.parent for p in Path(raw_dir).glob(f"*/{run_id}/manifest.json")]
-    if not matches:
-        raise LoadlabError(f"no run {run_id!r} under {raw_dir} (see `loadlab runs`)")
-    return matches[0]

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import __version__, paths
+from loadlab import __version__, paths
 
 
 def git_state(root: Path = paths.ROOT) -> dict:
@@ -53,7 +53,7 @@ def collect(client=None) -> dict:
     """Everything a manifest records about the measuring setup."""
     facts = {**git_state(), "host": host_description()}
     if client is not None:
-        from .engine import engine_description
+        from loadlab.harness.engine import engine_description
 
         facts["engine"] = engine_description(client)
     return facts

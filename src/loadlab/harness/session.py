@@ -9,62 +9,14 @@ removed when the block ends, whether it returns, raises or is interrupted.
 
 from __future__ import annotations
 
-import os
-import uuid
 from dataclasses import dataclass, field
 
-from . import container, engine, images
-from .errors import ParameterError
-from .servers import ServerSpec, get_server
+from loadlab.config import check_cpusets, new_run_id, parse_cpuset
+from loadlab.errors import ParameterError
+from loadlab.harness import container, engine, images
+from loadlab.servers import ServerSpec, get_server
 
 HEALTH_TIMEOUT_S = 60.0
-
-
-def parse_cpuset(text: str, parameter: str) -> set[int]:
-    """'0-2,4' -> {0, 1, 2, 4}; raises ParameterError naming `parameter`."""
-    cpus: set[int] = set()
-    try:
-        for part in str(text).split(","):
-            if "-" in part:
-                low, high = part.split("-", 1)
-                if int(low) > int(high):
-                    raise ValueError
-                cpus.update(range(int(low), int(high) + 1))
-            else:
-                cpus.add(int(part))
-    except ValueError:
-        raise ParameterError(parameter, text, "a cpuset such as '1' or '0-2,4'") from None
-    if not cpus or min(cpus) < 0:
-        raise ParameterError(parameter, text, "a cpuset such as '1' or '0-2,4'")
-    return cpus
-
-
-def host_cpus() -> set[int]:
-    """CPUs this process may run on (the engine's, when it is local)."""
-    return set(os.sched_getaffinity(0))
-
-
-def check_cpusets(server_cpus: str, loadgen_cpus: str | None = None, check_host: bool = True) -> None:
-    """CPU sets exist on this host and the server's and the loadgen's do not overlap."""
-    server = parse_cpuset(server_cpus, "server_cpus")
-    available = host_cpus()
-    if check_host and not server <= available:
-        raise ParameterError("server_cpus", server_cpus, f"CPUs present on this host: {sorted(available)}")
-    if loadgen_cpus is not None:
-        loadgen = parse_cpuset(loadgen_cpus, "loadgen_cpus")
-        if check_host and not loadgen <= available:
-            raise ParameterError("loadgen_cpus", loadgen_cpus, f"CPUs present on this host: {sorted(available)}")
-        if server & loadgen:
-            raise ParameterError(
-                "loadgen_cpus", loadgen_cpus, f"CPUs disjoint from server_cpus={server_cpus!r} (they share {sorted(server & loadgen)})"
-            )
-
-
-def new_run_id(prefix: str = "run") -> str:
-    import datetime as _dt
-
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{prefix}-{stamp}-{uuid.uuid4().hex[:6]}"
 
 
 @dataclass

@@ -12,8 +12,8 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from .session import ServerSession
-from .verify import request
+from loadlab.contract.verify import request
+from loadlab.harness.session import ServerSession
 
 
 @dataclass(frozen=True)
