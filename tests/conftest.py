@@ -11,7 +11,7 @@ import os
 import pytest
 
 from loadlab import servers
-from loadlab.errors import BuildError, DockerUnavailableError
+from loadlab.errors import BuildInputUnavailable, DockerUnavailableError
 from loadlab.harness import engine, images
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -43,13 +43,10 @@ def build_or_skip(client, name: str | None, variant: str | None = None) -> str:
         pytest.skip(_build_failures[key])
     try:
         return images.ensure_image(client, spec, variant, log=lambda m: None)
-    except BuildError as error:
-        if spec is not None and spec.build_inputs:
-            reason = images.build_failure_reason(error)
-            missing = ", ".join(f"{var} (build arg {arg})" for arg, var in spec.build_inputs.items())
-            _build_failures[key] = f"{spec.image(variant)} cannot be built here: {reason} [inputs: {missing}]"
-            pytest.skip(_build_failures[key])
-        raise
+    except BuildInputUnavailable as unavailable:
+        missing = ", ".join(f"{var} (build arg {arg})" for arg, var in spec.build_inputs.items())
+        _build_failures[key] = f"{unavailable} [inputs: {missing}]"
+        pytest.skip(_build_failures[key])
 
 
 @pytest.fixture(scope="session")

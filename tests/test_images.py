@@ -54,3 +54,71 @@ def test_the_build_context_carries_the_bundle_and_build_inputs(tmp_path):
         names = tar.getnames()
         assert tar.extractfile(images.BUILD_CONTEXT_CA_NAME).read().decode() == MARKER
     assert "Dockerfile" in names and "build-inputs/.keep" in names and "build-inputs/thing-1.0.tgz" in names
+
+
+TEST_SERVERS = __import__("pathlib").Path(__file__).parent / "servers"
+
+
+def _loadlab_build(*arguments, extra_env=None):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "LOADLAB_EXTRA_SERVER_DIRS": str(TEST_SERVERS), **(extra_env or {})}
+    env.pop("LOADLAB_TEST_THING_PACKAGE", None)
+    return subprocess.run([sys.executable, "-m", "loadlab.cli", "build", *arguments], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+@pytest.mark.docker
+def test_an_optional_image_without_its_input_is_skipped_with_its_reason_and_the_build_exits_0(docker_client, tmp_path):
+    result = _loadlab_build("--server", "optional-input", "--keep-going", extra_env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("SKIPPED")]
+    assert skipped == ["SKIPPED loadlab/optional-input:latest (optional): the thing cannot be fetched here; "
+                       "set LOADLAB_TEST_THING_PACKAGE"]
+    # Asked again, it is reported once more without another failed build (remembered by build hash).
+    again = _loadlab_build("--server", "optional-input", extra_env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert again.returncode == 0 and "SKIPPED loadlab/optional-input:latest" in again.stdout
+    assert "building loadlab/optional-input" not in again.stdout + again.stderr
+
+
+@pytest.mark.docker
+def test_a_required_image_that_fails_fails_the_build_even_beside_a_skipped_optional_one(docker_client, tmp_path):
+    result = _loadlab_build("--server", "optional-input", "--server", "broken-build", "--keep-going",
+                            extra_env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "SKIPPED loadlab/optional-input:latest" in result.stdout
+    assert "FAILED loadlab/broken-build:latest" in result.stderr and "broken on purpose" in result.stderr
+
+
+def test_the_build_hash_follows_every_build_input(tmp_path):
+    server = tmp_path / "server"
+    server.mkdir()
+    (server / "Dockerfile").write_text("FROM scratch\n")
+    (server / "main.go").write_text("package main\n")
+    bundle = tmp_path / "bundle.crt"
+    bundle.write_text("a bundle")
+    package = tmp_path / "thing.tgz"
+    package.write_bytes(b"one")
+
+    def build_hash(**changes):
+        arguments = {"directory": server, "build_args": {"V": "1"}, "ca_bundle": bundle, "inputs": {"P": package},
+                     "base_image_id": "sha256:base"}
+        arguments.update(changes)
+        return images.build_inputs_hash(**arguments)
+
+    reference = build_hash()
+    assert build_hash() == reference  # deterministic
+    (server / "main.go").write_text("package main\n// one line more\n")
+    edited = build_hash()
+    assert edited != reference
+    assert build_hash(build_args={"V": "2"}) != edited
+    assert build_hash(base_image_id="sha256:other") != edited
+    assert build_hash(ca_bundle=None) != edited
+    package.write_bytes(b"two")
+    assert build_hash() != edited
+    # What a build never sees does not count.
+    (server / "target").mkdir()
+    (server / "target" / "binary").write_bytes(b"\x7fELF")
+    assert build_hash() == build_hash()

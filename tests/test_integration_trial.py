@@ -76,3 +76,63 @@ def test_loadlab_trial_cli_prints_a_json_row_and_cleans_up(docker_client, go_ima
     assert row["status"] == "ok" and row["throughput_rps"] > 0
     assert list((tmp_path / "data" / "raw" / "adhoc").glob("*/manifest.json"))
     assert container.leftovers(docker_client, row["run_id"]) == []
+
+
+def test_after_a_one_line_edit_the_next_trial_runs_a_rebuilt_image(docker_client, loadgen_image, tmp_path, monkeypatch):
+    import shutil
+
+    from loadlab import servers
+    from loadlab.harness import images
+
+    # A copy of go-nethttp under another name, so the edit touches no image other tests use.
+    extra = tmp_path / "servers"
+    copy = extra / "go-nethttp-edited"
+    shutil.copytree(servers.get_server("go-nethttp").directory, copy)
+    monkeypatch.setenv("LOADLAB_EXTRA_SERVER_DIRS", str(extra))
+    config = TrialConfig(server="go-nethttp-edited", route="/json", connections=4, duration_s="1s", warmup_s="0s",
+                         verify=False).validate()
+    tag = servers.get_server("go-nethttp-edited").image()
+    try:
+        first = run_trial(config, tmp_path / "t1", new_run_id("test"), docker_client, 1, log=lambda m: None)
+        assert first["status"] == "ok", first
+        main_go = copy / "main.go"
+        main_go.write_text(main_go.read_text() + "\n// one line more: the image must follow its source\n")
+        second = run_trial(config, tmp_path / "t2", new_run_id("test"), docker_client, 2, log=lambda m: None)
+        assert second["status"] == "ok", second
+        assert first["image_build_hash"] and second["image_build_hash"]
+        assert second["image_build_hash"] != first["image_build_hash"]
+        records = [json.loads((tmp_path / t / "trial.json").read_text()) for t in ("t1", "t2")]
+        assert records[0]["image_id"] != records[1]["image_id"]
+        assert records[1]["image_build_hash"] == images.image_build_hash(docker_client, tag)
+    finally:
+        docker_client.images.remove(tag, force=True)
+
+
+def test_a_failed_trial_finishes_its_captures_and_stops_their_threads(docker_client, go_image, tmp_path):
+    import threading
+    import time
+
+    run_id = new_run_id("test")
+    config = TrialConfig(server="go-nethttp", route="/json", connections=8, duration_s="6s", warmup_s="0s", verify=False,
+                         profilers=("go-metrics", "pprof")).validate()
+
+    def kill_during_the_window():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (tmp_path / "profiles" / "expvar-before.json").exists():  # the window has begun
+                time.sleep(1.5)
+                for server in docker_client.containers.list(filters={"label": [f"loadlab.run={run_id}", "loadlab.role=server"]}):
+                    server.kill()
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_during_the_window, daemon=True)
+    killer.start()
+    row = run_trial(config, tmp_path, run_id, docker_client, 1, log=lambda m: None)
+    killer.join(timeout=5)
+    assert row["status"] == "failed" and row["failure_reason"] in ("server-exited", "loadgen-error"), row
+    captures = json.loads((tmp_path / "profiles" / "captures.json").read_text())
+    assert set(captures) >= {"go-metrics", "pprof"}
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("capture-")]
+    assert (tmp_path / "server.log").is_file() and (tmp_path / "failure.log").is_file()
+    assert container.leftovers(docker_client, run_id) == []

@@ -45,3 +45,28 @@ def test_every_profile_makes_valid_experiments():
             assert experiment.name.endswith(profile)
     with pytest.raises(Exception, match="profile"):
         plans.noise("enormous")
+
+
+@pytest.mark.parametrize("callers_value", [None, "0"])
+def test_executing_a_notebook_sets_batch_mode_for_its_kernel_only(tmp_path, monkeypatch, callers_value):
+    import os
+
+    import nbformat
+
+    from loadlab import report
+
+    if callers_value is None:
+        monkeypatch.delenv("LOADLAB_BATCH", raising=False)
+    else:
+        monkeypatch.setenv("LOADLAB_BATCH", callers_value)
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "loadlab", "display_name": "loadlab", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    parameters = nbformat.v4.new_code_cell('profile = "smoke"\nrun_id = None')
+    parameters.metadata["tags"] = ["parameters"]
+    notebook.cells = [parameters, nbformat.v4.new_code_cell('import os\nassert os.environ["LOADLAB_BATCH"] == "1"')]
+    path = tmp_path / "batch-check.ipynb"
+    nbformat.write(notebook, str(path))
+    executed = report.execute(path, "smoke", None, output_dir=tmp_path / "executed", log=lambda m: None)
+    assert executed.is_file()
+    assert os.environ.get("LOADLAB_BATCH") == callers_value

@@ -150,8 +150,12 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
     assert trials.loc["silent", "failure_reason"] == "health-timeout"
     assert trials.loc["fine", "status"] == "ok"
     for label in ("killed", "oom", "silent"):
-        record = json.loads((run.trial_dir(int(trials.loc[label, "trial"])) / "trial.json").read_text())
+        trial_dir = run.trial_dir(int(trials.loc[label, "trial"]))
+        record = json.loads((trial_dir / "trial.json").read_text())
         assert record["status"] == "failed" and record["failure_detail"]
+        # Every failed trial keeps the server's log and a failure.log, a health timeout included.
+        assert (trial_dir / "server.log").is_file()
+        assert (trial_dir / "failure.log").read_text().startswith(f"reason: {trials.loc[label, 'failure_reason']}")
     assert container.leftovers(images_ready, run.run_id) == []
 
 
@@ -169,3 +173,95 @@ def test_server_and_loadgen_placed_through_separate_engine_addresses(images_read
     assert trials["status"].tolist() == ["ok"] and trials["throughput_rps"].iloc[0] > 0
     health = json.loads((run.trial_dir(1) / "health.json").read_text())
     assert health["settings"]["HOST"] == "127.0.0.1"
+
+
+def test_a_java_server_given_64_mib_is_a_failed_trial_with_its_log_and_the_run_goes_on(images_ready, tmp_path):
+    build_or_skip(images_ready, "java-threads", "jdk21")
+    definition = experiment(
+        "starved-java", trials_per_condition=1, health_timeout_s=30,
+        load={"mode": "closed", "route": "/json", "connections": [64]},
+        durations={"warmup_s": 2, "duration_s": 3},
+        placement={"memory_limit_mib": 64},
+        servers=[{"server": "java-threads", "variant": "jdk21", "label": "java-64mib", "settings": {"THREAD_MODEL": "platform"}},
+                 {"server": "go-nethttp", "label": "go"}],
+    )
+    run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
+    trials = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
+    assert run.read_manifest()["status"] == "complete"
+    java = trials.loc["java-64mib"]
+    assert java["status"] == "failed", java.to_dict()
+    assert java["failure_reason"] in ("stalled", "health-timeout", "oom-killed", "server-exited"), java["failure_reason"]
+    trial_dir = run.trial_dir(int(java["trial"]))
+    assert (trial_dir / "server.log").is_file() and (trial_dir / "failure.log").is_file()
+    assert trials.loc["go", "status"] == "ok"
+    assert container.leftovers(images_ready, run.run_id) == []
+
+
+class _EngineThatGoesAway:
+    """A real client that, once `lose()` is called, answers every call as a stopped engine does.
+
+    requests' ConnectionError is what the Docker SDK raises when dockerd's
+    socket stops answering; containers started before the loss keep their
+    own (real) client, as they would keep running.
+    """
+
+    def __init__(self, real):
+        self._real, self._lost = real, False
+
+    def lose(self):
+        self._lost = True
+
+    def ping(self):
+        if self._lost:
+            import requests
+
+            raise requests.exceptions.ConnectionError("('Connection aborted.', FileNotFoundError(2, 'No such file or directory'))")
+        return self._real.ping()
+
+    def __getattr__(self, name):
+        if self._lost:
+            self.ping()
+        return getattr(self._real, name)
+
+
+def test_losing_the_engine_mid_run_gives_one_line_an_interrupted_manifest_and_an_exact_resume(
+        images_ready, tmp_path, monkeypatch, capsys):
+    from loadlab import cli
+    from loadlab.errors import EngineLost
+
+    definition = experiment("engine-lost", trials_per_condition=1, load={"mode": "closed", "route": "/json", "connections": [4]})
+    path = tmp_path / "engine-lost.yaml"
+    path.write_text(yaml.safe_dump(definition.to_dict()))
+    flaky = _EngineThatGoesAway(images_ready)
+    real_run_trial = runner.run_trial
+
+    def run_trial_then_lose_the_engine(config, trial_dir, run_id, client, number, **kwargs):
+        if number == 2:
+            flaky.lose()
+        return real_run_trial(config, trial_dir, run_id, client, number, **kwargs)
+
+    monkeypatch.setattr(runner, "_client_for", lambda docker_host: flaky)
+    monkeypatch.setattr(runner, "run_trial", run_trial_then_lose_the_engine)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner.paths, "RAW_DIR", tmp_path / "raw")
+    code = cli.main(["run", str(path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code != 0
+    error_lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(error_lines) == 1 and error_lines[0].startswith("loadlab: the Docker engine stopped answering during trial 2"), captured.err
+    assert "Traceback" not in captured.err + captured.out
+    resume = error_lines[0].split("resume it with: ", 1)[1]
+    run_dir = next((tmp_path / "raw" / "engine-lost").glob("*"))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted" and list(manifest["trials"]) == ["1"]
+    assert resume == f"loadlab run {run_dir / 'experiment.yaml'} --resume {run_dir.name}"
+    with pytest.raises(EngineLost):
+        raise EngineLost("the type the CLI printed is a LoadlabError")
+
+    # The engine is back: the exact command finishes the run, trial 2 only.
+    monkeypatch.setattr(runner, "_client_for", lambda docker_host: images_ready)
+    monkeypatch.setattr(runner, "run_trial", real_run_trial)
+    assert cli.main(resume.split()[1:] + ["--no-progress"]) == 0
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and sorted(manifest["trials"]) == ["1", "2"]
+    assert container.leftovers(images_ready, run_dir.name) == []

@@ -35,13 +35,15 @@ def command_engine(args) -> int:
 
 
 def command_build(args) -> int:
+    """Build images; an optional one whose input cannot be had is skipped with its reason, anything else fails."""
     from loadlab import servers
+    from loadlab.errors import BuildInputUnavailable
     from loadlab.harness import engine, images
 
     client = engine.ensure_engine(install=not args.no_install)
     names = sorted(servers.all_servers()) if args.all else (args.server or [])
     ca_bundle = images.ca_bundle_path(args.ca_bundle)
-    failures = []
+    failures, skipped = [], []
     if args.all or args.loadgen or not names:
         images.ensure_image(client, None, rebuild=args.rebuild, ca_bundle=ca_bundle)
     for name in names:
@@ -51,10 +53,14 @@ def command_build(args) -> int:
             try:
                 tag = images.ensure_image(client, spec, variant, rebuild=args.rebuild, ca_bundle=ca_bundle)
                 print(f"{tag}: ready")
+            except BuildInputUnavailable as unavailable:
+                skipped.append(unavailable)
             except LoadlabError as error:
                 if not args.keep_going:
                     raise
                 failures.append(f"{spec.image(variant)}: {error}")
+    for unavailable in skipped:
+        print(f"SKIPPED {unavailable.image} (optional): {unavailable.reason}")
     for failure in failures:
         print("FAILED", failure, file=sys.stderr)
     return 1 if failures else 0
@@ -201,11 +207,18 @@ def command_export(args) -> int:
 
 
 def command_clean(args) -> int:
-    from loadlab.harness import container, engine
+    from loadlab.harness import container, engine, images
 
-    client = engine.ensure_engine(install=False)
+    if args.images:
+        # A machine with nothing of ours on it: images are only on disk when dockerd is down, so start it.
+        client = engine.ensure_engine(install=not args.no_install)
+    else:
+        client = engine.ensure_engine(install=False)
     removed = container.clean(client, args.run)
     print(f"removed {len(removed)} container(s)" + (": " + ", ".join(removed) if removed else ""))
+    if args.images:
+        gone = images.remove_all_images(client)
+        print(f"removed {len(gone)} image(s)" + (": " + ", ".join(gone) if gone else "") + "; every build starts cold")
     return 0
 
 
@@ -288,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")
+    p.add_argument("--images", action="store_true",
+                   help="also remove every loadlab image, the base image included (what CI does first)")
+    p.add_argument("--no-install", action="store_true", help="with --images: never install or start dockerd")
     p.set_defaults(func=command_clean)
     return parser
 

@@ -28,8 +28,26 @@ class DockerUnavailableError(LoadlabError):
     """No Docker engine answers; the message says how to start one."""
 
 
+class EngineLost(DockerUnavailableError):
+    """The engine stopped answering mid-run; the message says which trial and how to resume."""
+
+
 class BuildError(LoadlabError):
     """An image build failed; the message carries the tail of the build log."""
+
+
+class BuildInputUnavailable(BuildError):
+    """An optional image cannot be built here: an input it needs cannot be had.
+
+    Raised only when the server declares the input (`build_inputs` in its
+    loadlab.yaml), none was given, and the Dockerfile said so itself. Callers
+    leave such a server out and say why; every other BuildError is a failure.
+    """
+
+    def __init__(self, image: str, reason: str):
+        self.image = image
+        self.reason = reason
+        super().__init__(f"{image} cannot be built here: {reason}")
 
 
 class TrialFailure(LoadlabError):

@@ -141,6 +141,24 @@ class Experiment:
         return experiment.validate()
 
     @classmethod
+    def from_record(cls, document: dict) -> Experiment:
+        """The experiment a run recorded (manifest `parameters`), for re-analysis: no validation.
+
+        A recorded run is a fact, not a request: it is read as it was, even on a
+        host with other CPUs, without an image, or after a knob or field was
+        renamed (fields this version does not know are ignored).
+        """
+        def known(kind, raw) -> dict:
+            names = {f.name for f in dataclasses.fields(kind)}
+            return {k: v for k, v in (raw or {}).items() if k in names}
+
+        fields = known(cls, document)
+        fields["servers"] = [ServerEntry(**known(ServerEntry, raw)) for raw in document.get("servers") or []]
+        for name, kind in (("load", Load), ("durations", Durations), ("placement", Placement)):
+            fields[name] = kind(**known(kind, document.get(name)))
+        return cls(**fields)
+
+    @classmethod
     def from_yaml(cls, path: Path | str) -> Experiment:
         path = Path(path)
         if not path.is_file():
@@ -155,7 +173,13 @@ class Experiment:
         return dataclasses.asdict(self)
 
     # ---- validation ---------------------------------------------------
-    def validate(self) -> Experiment:
+    def validate(self, check_host: bool = False) -> Experiment:
+        """Check every field (names, ranges, knobs, disjoint CPU sets); raises ParameterError naming its path.
+
+        `check_host` also checks that the CPU sets exist on this host, which
+        only measuring needs (the runner asks for it): a plan, or a recorded
+        run being re-analysed, must not depend on the machine reading it.
+        """
         if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
             raise ParameterError("name", self.name, "1-64 characters of a-z, 0-9, '.', '_' or '-', starting alphanumeric")
         if not isinstance(self.trials_per_condition, int) or not 1 <= self.trials_per_condition <= 1000:
@@ -181,8 +205,10 @@ class Experiment:
         # Every condition must make a valid trial: reuse the trial's own checks, naming the field.
         for index, entry in enumerate(self.servers):
             for level in self.levels():
+                config = self.trial_config(entry, level)
+                config.check_host_cpus = config.check_host_cpus and check_host
                 try:
-                    self.trial_config(entry, level).validate()
+                    config.validate()
                 except ParameterError as error:
                     raise ParameterError(_field_path(index, error.parameter), error.value, error.allowed) from None
         return self

@@ -11,9 +11,11 @@ reports/figures/), so each HTML page stands alone.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import html
 import json
+import os
 import time
 from pathlib import Path
 
@@ -50,15 +52,26 @@ def _echo_notebook_output() -> None:
         logger.propagate = False
 
 
+@contextlib.contextmanager
+def _environment(**variables: str):
+    """Set environment variables for the block (the kernel inherits them), then restore the caller's."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
-    import os
-
     import papermill
 
-    # The kernel inherits our environment: progress as one line per trial (see runner.LineProgress).
-    os.environ["LOADLAB_BATCH"] = "1"
     _echo_notebook_output()
     if profile not in PROFILE_NAMES:
         raise ParameterError("profile", profile, PROFILE_NAMES)
@@ -67,10 +80,12 @@ def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir:
     parameters = {"profile": profile, "run_id": run_id}
     started = time.monotonic()
     log(f"[{notebook.stem}] executing (profile={profile}, run_id={run_id})")
-    papermill.execute_notebook(
-        str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
-        cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True, execution_timeout=CELL_TIMEOUT_S,
-    )
+    # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
+    with _environment(LOADLAB_BATCH="1"):
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+            cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True, execution_timeout=CELL_TIMEOUT_S,
+        )
     log(f"[{notebook.stem}] done in {time.monotonic() - started:.0f} s")
     return output
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from loadlab import paths, rundir
 from loadlab import tables as tidy_tables
-from loadlab.errors import BuildError, LoadlabError
+from loadlab.errors import LoadlabError
 from loadlab.experiment import Experiment
 from loadlab.servers import get_server
 
@@ -66,7 +66,12 @@ class Study:
 
 
 def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, dict[str, str]]:
-    """The experiment without servers whose image cannot be built here, and why each is missing."""
+    """The experiment without servers whose image cannot be built here, and why each is missing.
+
+    Only an optional image whose input cannot be had (BuildInputUnavailable)
+    is left out; any other build failure is raised, never hidden.
+    """
+    from loadlab.errors import BuildInputUnavailable
     from loadlab.harness import images
 
     kept, missing = [], {}
@@ -75,8 +80,8 @@ def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, di
         try:
             images.ensure_image(client, spec, entry.variant, log=log)
             kept.append(entry)
-        except BuildError as error:
-            missing[entry.display_label()] = images.build_failure_reason(error)
+        except BuildInputUnavailable as unavailable:
+            missing[entry.display_label()] = unavailable.reason
     if not kept:
         raise LoadlabError(f"no server of {experiment.name} can be built here: {missing}")
     return dataclasses.replace(experiment, servers=kept).validate(), missing
@@ -94,13 +99,14 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
         # Only measuring needs the engine; re-analysis reads raw files alone.
         from loadlab.harness import engine, runner
 
+        experiment.validate(check_host=True)  # before anything is built or started
         client = engine.ensure_engine()
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path
     tables = tidy_tables.load_run(run_dir, raw_dir, processed_root)
     manifest = tables["manifest"]
-    recorded = Experiment.from_dict(manifest["parameters"])
+    recorded = Experiment.from_record(manifest["parameters"])
     return Study(recorded, manifest["run_id"], Path(run_dir), tables,
                  dict((manifest.get("annotations") or {}).get("missing_servers") or {}))
 
@@ -115,7 +121,6 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
     without measuring. Returns (table, run id).
     """
     from loadlab.config import new_run_id
-    from loadlab.harness import provenance
     from loadlab.rundir import RunDirectory, write_parquet_atomic
 
     if run_id is not None:
@@ -123,6 +128,8 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
         if run_dir is None:
             raise LoadlabError(f"no complete run of {name} yet: run the notebook with run_id=None first")
         return pd.read_parquet(Path(run_dir) / "results.parquet"), Path(run_dir).name
+    from loadlab.harness import provenance  # measuring only: re-analysis never needs the harness
+
     frame = measure()
     run = RunDirectory.create(name, new_run_id(name), raw_dir)
     write_parquet_atomic(run.path / "results.parquet", frame)

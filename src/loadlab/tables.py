@@ -3,7 +3,10 @@
 Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
 
 - trials: one row per trial (every trial, failed ones included, with reason),
-  with condition, label, level and block from the manifest.
+  with condition, label, level and block from the manifest. The outcome rule
+  (loadlab.outcome) is applied here too, so a trial recorded "ok" before the
+  rule existed that did no work is `failed` / `stalled` in the table;
+  `status_recorded` keeps what the raw trial said.
 - latency: the percentile spectrum per ok trial (trial, percentile, latency_s).
   Closed loop: wrk's dense spectrum; open loop: from the HdrHistogram of
   every request's latency.
@@ -30,10 +33,13 @@ from pathlib import Path
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-from loadlab import paths
+from loadlab import outcome, paths
 from loadlab.loadgen import vegeta, wrk
-from loadlab.rundir import RunDirectory, read_json, write_parquet_atomic
+from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 
+# Bumped whenever processing changes what a table holds: processed tables of an
+# older version are rebuilt from raw on load, whatever their file times say.
+TABLES_VERSION = 2
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts", "pinned_events")
 SPECTRUM_PERCENTILES = tuple(
     [round(p / 10, 3) for p in range(1, 991)]
@@ -53,17 +59,28 @@ def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
     order = {t["trial"]: t for t in manifest.get("trial_order", [])}
     rows = []
     for number in run.finished_trials():
-        result = read_json(run.trial_dir(number) / "result.json")
+        trial_dir = run.trial_dir(number)
+        result = read_json(trial_dir / "result.json")
+        record = read_json(trial_dir / "trial.json") if (trial_dir / "trial.json").exists() else {}
         scheduled = order.get(number, {})
         condition = conditions.get(scheduled.get("condition"), {})
-        rows.append({
+        row = {
             "trial": number,
             "condition": scheduled.get("condition", result.get("condition")),
             "label": condition.get("label", result.get("server")),
             "level": condition.get("level", result.get("connections")),
             "block": scheduled.get("block"),
             **{k: v for k, v in result.items() if k not in ("trial", "condition")},
-        })
+            "status_recorded": result.get("status"),
+            "failure_detail": record.get("failure_detail"),
+        }
+        if row.get("status") == "ok":
+            timeline_path = trial_dir / "warmup" / "timeline.json"
+            timeline = json.loads(timeline_path.read_text()) if timeline_path.exists() else None
+            stalled = outcome.stall_detail(result, timeline)
+            if stalled is not None:
+                row.update({"status": "failed", "failure_reason": outcome.STALLED, "failure_detail": stalled})
+        rows.append(row)
     frame = pd.DataFrame(rows)
     if not frame.empty:
         frame = frame.sort_values("trial").reset_index(drop=True)
@@ -145,9 +162,8 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
     from loadlab import profiles
 
     gc_frames, thread_frames, pinned_frames = [], [], []
+    # Failed trials too: a stalled server's captures (its pinned threads, its GC) are the evidence of why.
     for row in trials.itertuples():
-        if row.status != "ok":
-            continue
         directory = run.trial_dir(row.trial) / "profiles"
         started, measured = _window(row)
         window_offset = (measured - started) if started is not None and measured is not None else None
@@ -207,7 +223,15 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
     for name, table in tables.items():
         write_parquet_atomic(out / f"{name}.parquet", table)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    write_json_atomic(out / "tables-version.json", {"tables_version": TABLES_VERSION})
     return tables
+
+
+def _tables_version(out: Path) -> int | None:
+    try:
+        return int(json.loads((out / "tables-version.json").read_text())["tables_version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR) -> dict:
@@ -221,7 +245,8 @@ def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Pat
     run_dir = Path(run) if Path(run).is_dir() else find_run(str(run), raw_dir)
     out = processed_dir_for(run_dir, processed_root)
     manifest_time = (run_dir / "manifest.json").stat().st_mtime
-    fresh = all((out / f"{t}.parquet").exists() and (out / f"{t}.parquet").stat().st_mtime >= manifest_time for t in TABLES)
+    fresh = _tables_version(out) == TABLES_VERSION and all(
+        (out / f"{t}.parquet").exists() and (out / f"{t}.parquet").stat().st_mtime >= manifest_time for t in TABLES)
     tables = {t: pd.read_parquet(out / f"{t}.parquet") for t in TABLES} if fresh else process_run(run_dir, processed_root)
     tables["manifest"] = RunDirectory(run_dir).read_manifest()
     return tables

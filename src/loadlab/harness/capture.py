@@ -52,6 +52,9 @@ class Capture:
     window_s: float
     status: dict = field(default_factory=dict)
     _threads: list = field(default_factory=list)
+    # Set when the trial fails mid-window, so polling captures stop early.
+    _stop: threading.Event = field(default_factory=threading.Event)
+    finished: bool = False
 
     def _wanted(self, name: str) -> bool:
         if name not in self.requested:
@@ -122,7 +125,8 @@ class Capture:
             kept = {k: v for k, v in (document.get("gc") or {}).items()
                     if k.startswith(("/sched/", "/gc/heap/", "/gc/cycles/", "/memory/classes/total"))}
             lines.append(json.dumps({"t_unix_s": time.time(), "gc": kept}))
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
+            if self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started))):
+                break
         write_text_atomic(self.directory / "expvar-series.jsonl", "\n".join(lines) + "\n")
 
     def _perf(self, seconds: int) -> None:
@@ -165,9 +169,26 @@ class Capture:
             raise RuntimeError(f"py-spy failed: {(result.stderr or result.stdout).strip()[-400:]}")
 
     # ---- after the window -------------------------------------------------
-    def finish(self) -> dict:
+    def finish(self, failure_reason: str | None = None) -> dict:
+        """Join the captures and collect the after-window ones; write captures.json. Safe to call twice.
+
+        With `failure_reason` (the trial failed before or during the window),
+        polling captures are stopped, nothing more is fetched from the server,
+        and every capture that did not finish is recorded as skipped with why.
+        """
+        if self.finished:
+            return self.status
+        self.finished = True
+        if failure_reason is not None:
+            self._stop.set()
         for thread in self._threads:
             thread.join(timeout=self.window_s + 120)
+        if failure_reason is not None:
+            for name in self.requested:
+                self.status.setdefault(name, {"status": "skipped", "reason": f"the trial failed ({failure_reason})"})
+            self.directory.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.directory / "captures.json", self.status)
+            return self.status
         container = self.session.container
         if self._wanted("go-metrics"):
             self._now("go-metrics", lambda: write_bytes_atomic(self.directory / "expvar-after.json", self._fetch("/debug/vars", 10)))

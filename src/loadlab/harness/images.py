@@ -13,7 +13,10 @@ in an image that runs (tests/test_images.py checks).
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
+import json
 import os
 import re
 import shutil
@@ -26,7 +29,7 @@ import docker
 import docker.errors
 
 from loadlab import paths
-from loadlab.errors import BuildError, ParameterError
+from loadlab.errors import BuildError, BuildInputUnavailable, ParameterError
 from loadlab.servers import LOADGEN, ServerSpec, loadgen_image
 
 BASE_IMAGE = "loadlab/base:trixie"
@@ -38,6 +41,13 @@ BUILD_CONTEXT_CA_NAME = "ca-bundle.crt"
 BUILD_INPUTS_DIR = "build-inputs"
 # The files a build never needs; keeping them out keeps the context small.
 _CONTEXT_EXCLUDES = {"target", "__pycache__", ".venv", "node_modules", ".git"}
+# A Dockerfile that cannot get an optional input says so on a line starting with this.
+INPUT_UNAVAILABLE_MARKER = "loadlab: build input unavailable:"
+# Where builds known to lack an input are remembered (by build hash), so that
+# one missing input costs one failed build per machine, not one per notebook.
+UNAVAILABLE_BUILDS_FILE = Path(os.environ.get("XDG_CACHE_HOME", str(Path.home() / ".cache"))) / "loadlab" / "unavailable-builds.json"
+# The label that carries an image's build-input hash (see build_inputs_hash).
+BUILD_HASH_LABEL = "loadlab.build_hash"
 
 
 def ca_bundle_path(explicit: str | None = None) -> Path | None:
@@ -82,15 +92,54 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes) -> None:
     tar.addfile(info, io.BytesIO(data))
 
 
+def _context_files(directory: Path) -> list[tuple[str, Path]]:
+    """(path in the context, file) for every file of a server folder that a build sees, sorted."""
+    files = []
+    for path in sorted(directory.rglob("*")):
+        relative = path.relative_to(directory)
+        if any(part in _CONTEXT_EXCLUDES for part in relative.parts) or not path.is_file():
+            continue
+        files.append((str(relative), path))
+    return files
+
+
+def build_inputs_hash(directory: Path, build_args: dict[str, str], ca_bundle: Path | None,
+                      inputs: dict[str, Path] | None, base_image_id: str | None) -> str:
+    """SHA-256 (hex) of everything a build reads: the folder's files, build args, CA bundle, inputs, base image.
+
+    Two builds with the same hash make the same program, so an image whose
+    label carries the current hash is reused and any other is rebuilt: an edit
+    to a server's source, Dockerfile or lockfile rebuilds that server alone.
+    """
+    digest = hashlib.sha256()
+
+    def add(name: str, data: bytes) -> None:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+
+    for relative, path in _context_files(directory):
+        add("file:" + relative, path.read_bytes())
+    add("args", json.dumps(build_args, sort_keys=True).encode())
+    add("ca-bundle", ca_bundle.read_bytes() if ca_bundle else b"")
+    for argument, path in sorted((inputs or {}).items()):
+        add(f"input:{argument}:{path.name}", path.read_bytes())
+    add("base", (base_image_id or "").encode())
+    return digest.hexdigest()
+
+
+def image_build_hash(client: docker.DockerClient, tag: str) -> str | None:
+    """The build-input hash an image was built from (None for images built before hashes, or missing ones)."""
+    try:
+        return (client.images.get(tag).labels or {}).get(BUILD_HASH_LABEL)
+    except docker.errors.ImageNotFound:
+        return None
+
+
 def _build_context(directory: Path, ca_bundle: Path | None, inputs: dict[str, Path] | None = None) -> io.BytesIO:
     """The server folder, plus ca-bundle.crt and build-inputs/ (always present, maybe empty)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for path in sorted(directory.rglob("*")):
-            relative = path.relative_to(directory)
-            if any(part in _CONTEXT_EXCLUDES for part in relative.parts) or not path.is_file():
-                continue
-            tar.add(path, arcname=str(relative), recursive=False)
+        for relative, path in _context_files(directory):
+            tar.add(path, arcname=relative, recursive=False)
         _add_bytes(tar, BUILD_CONTEXT_CA_NAME, ca_bundle.read_bytes() if ca_bundle else b"")
         _add_bytes(tar, f"{BUILD_INPUTS_DIR}/.keep", b"")
         for path in (inputs or {}).values():
@@ -108,6 +157,7 @@ def build_image(
     log=print,
     log_path: Path | None = None,
     inputs: dict[str, Path] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> str:
     """Build `directory`'s Dockerfile as `tag`, streaming the log; returns the image id.
 
@@ -123,7 +173,7 @@ def build_image(
     try:
         stream = client.api.build(
             fileobj=context, custom_context=True, tag=tag, buildargs=args, rm=True,
-            forcerm=True, decode=True, labels={"loadlab.source": directory.name},
+            forcerm=True, decode=True, labels={"loadlab.source": directory.name, **(labels or {})},
         )
         for chunk in stream:
             if "error" in chunk:
@@ -218,35 +268,92 @@ def ensure_image(
     ca_bundle: Path | None = None,
     log=print,
 ) -> str:
-    """Build a server image (or the loadgen image when `spec` is None) if missing."""
+    """Build a server image (or the loadgen image when `spec` is None) unless it is current.
+
+    Current means the image's `loadlab.build_hash` label equals the hash of
+    today's build inputs (build_inputs_hash); a missing image, an image built
+    from other inputs, or `rebuild=True` builds it.
+    """
     ensure_base_image(client, log)
     if spec is None:
         tag, directory, args = loadgen_image(), paths.SERVERS_DIR / LOADGEN, {}
     else:
         variant = spec.check_variant(variant)
         tag, directory, args = spec.image(variant), spec.directory, spec.variants[variant]
-    if not rebuild and image_exists(client, tag):
-        return tag
     inputs = resolve_build_inputs(spec)
     if spec is not None:
         args = {**{argument: "" for argument in spec.build_inputs}, **args}
-    log(f"building {tag}")
-    build_image(
-        client, directory, tag, args, ca_bundle if ca_bundle is not None else ca_bundle_path(), log, inputs=inputs
-    )
+    ca_bundle = ca_bundle if ca_bundle is not None else ca_bundle_path()
+    wanted = build_inputs_hash(directory, args, ca_bundle, inputs, client.images.get(BASE_IMAGE).id)
+    built = image_build_hash(client, tag)
+    if not rebuild and built == wanted:
+        return tag
+    known_unavailable = _unavailable_builds().get(tag, {})
+    if not rebuild and known_unavailable.get("build_hash") == wanted:
+        raise BuildInputUnavailable(tag, known_unavailable["reason"])
+    why = "missing" if not image_exists(client, tag) else ("--rebuild" if rebuild and built == wanted else "its build inputs changed")
+    log(f"building {tag} ({why})")
+    try:
+        build_image(client, directory, tag, args, ca_bundle, log, inputs=inputs, labels={BUILD_HASH_LABEL: wanted})
+    except BuildError as error:
+        reason = build_failure_reason(error)
+        if spec is not None and spec.build_inputs and not inputs and reason.startswith(INPUT_UNAVAILABLE_MARKER):
+            reason = reason[len(INPUT_UNAVAILABLE_MARKER):].strip()
+            _remember_unavailable(tag, wanted, reason)
+            raise BuildInputUnavailable(tag, reason) from error
+        raise
     return tag
+
+
+def _unavailable_builds() -> dict:
+    try:
+        return json.loads(UNAVAILABLE_BUILDS_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember_unavailable(tag: str, build_hash: str, reason: str) -> None:
+    known = _unavailable_builds()
+    known[tag] = {"build_hash": build_hash, "reason": reason}
+    try:
+        UNAVAILABLE_BUILDS_FILE.parent.mkdir(parents=True, exist_ok=True)
+        UNAVAILABLE_BUILDS_FILE.write_text(json.dumps(known, indent=1))
+    except OSError:
+        pass  # only a cache: without it the next call tries the build again
 
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def build_failure_reason(error: BuildError) -> str:
-    """The one line a Dockerfile printed to explain itself (`loadlab: ...`), else the log's last line."""
+    """The last line a Dockerfile printed to explain itself (`loadlab: ...`), else the log's last line."""
     lines = [_ANSI_ESCAPE.sub("", line).strip() for line in str(error).splitlines()]
     lines = [line for line in lines if line]
-    return next((line for line in lines if line.startswith("loadlab:")), lines[-1] if lines else str(error))
+    # The last such line: earlier ones narrate progress ("loadlab: pecl install ..."), the last says why it stopped.
+    said = [line for line in lines if line.startswith("loadlab:")]
+    return said[-1] if said else (lines[-1] if lines else str(error))
 
 
 def image_digest(client: docker.DockerClient, tag: str) -> str:
     """The image id (content digest of its config), for provenance."""
     return client.images.get(tag).id
+
+
+def remove_all_images(client: docker.DockerClient) -> list[str]:
+    """Remove every loadlab image (servers, loadgen, base, test builds) and forget unavailable builds.
+
+    Returns the tags removed. Untagged parent layers go with them, so the next
+    build is as cold as on a new machine.
+    """
+    removed = []
+    for image in client.images.list():
+        tags = [tag for tag in image.tags if tag.split("/", 1)[0].startswith("loadlab")]
+        if not tags and not (image.labels or {}).get(BUILD_HASH_LABEL):
+            continue
+        with contextlib.suppress(docker.errors.NotFound):
+            client.images.remove(image.id, force=True)
+            removed += tags or [image.short_id]
+    with contextlib.suppress(docker.errors.APIError):
+        client.images.prune(filters={"dangling": True})
+    UNAVAILABLE_BUILDS_FILE.unlink(missing_ok=True)
+    return sorted(removed)

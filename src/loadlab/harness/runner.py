@@ -14,14 +14,15 @@ import re
 from pathlib import Path
 
 import docker
+import yaml
 
 from loadlab import paths
 from loadlab.config import new_run_id
-from loadlab.errors import ParameterError
+from loadlab.errors import EngineLost, LoadlabError, ParameterError
 from loadlab.experiment import Experiment
 from loadlab.harness import container, engine, images, provenance
 from loadlab.harness.trial import run_trial
-from loadlab.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc
+from loadlab.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc, write_text_atomic
 from loadlab.servers import get_server
 
 
@@ -63,6 +64,23 @@ def new_manifest(experiment: Experiment, run_id: str, server_client) -> dict:
     }
 
 
+EXPERIMENT_FILE = "experiment.yaml"
+
+
+def _engine_answers(*clients) -> bool:
+    try:
+        for client in clients:
+            client.ping()
+        return True
+    except Exception:  # the SDK raises several unrelated types for "no engine"
+        return False
+
+
+def resume_command(run: RunDirectory) -> str:
+    """The exact command that resumes `run` (its experiment file is kept in the run folder)."""
+    return f"loadlab run {run.path / EXPERIMENT_FILE} --resume {run.run_id}"
+
+
 def _check_same_experiment(manifest: dict, experiment: Experiment) -> None:
     recorded = manifest["parameters"]
     current = experiment.to_dict()
@@ -78,7 +96,7 @@ def _check_same_experiment(manifest: dict, experiment: Experiment) -> None:
 def run_experiment(
     experiment: Experiment,
     resume_run_id: str | None = None,
-    raw_dir: Path = paths.RAW_DIR,
+    raw_dir: Path | None = None,
     progress: bool = True,
     log=print,
     stop_after_trials: int | None = None,
@@ -90,7 +108,8 @@ def run_experiment(
     tests and partial sittings); the run then stays resumable. `annotations`
     (e.g. servers left out and why) are kept in the manifest.
     """
-    experiment.validate()
+    experiment.validate(check_host=True)
+    raw_dir = Path(raw_dir) if raw_dir is not None else paths.RAW_DIR
     server_client = _client_for(experiment.placement.server_docker_host)
     loadgen_client = (
         server_client if experiment.placement.loadgen_docker_host == experiment.placement.server_docker_host
@@ -114,6 +133,8 @@ def run_experiment(
         manifest = new_manifest(experiment, run.run_id, server_client)
         manifest["annotations"] = annotations or {}
         run.write_manifest(manifest)
+        # The definition as run, so the run can be resumed (and re-read) from its own folder.
+        write_text_atomic(run.path / EXPERIMENT_FILE, yaml.safe_dump(experiment.to_dict(), sort_keys=False))
 
     # Build everything first: a build failure should not surface mid-run.
     images.ensure_image(loadgen_client, None, log=log)
@@ -121,7 +142,8 @@ def run_experiment(
     for condition in conditions.values():
         config = condition["config"]
         tag = images.ensure_image(server_client, get_server(config.server), config.variant, log=log)
-        manifest["images"][condition["label"]] = {"image": tag, "image_id": images.image_digest(server_client, tag)}
+        manifest["images"][condition["label"]] = {"image": tag, "image_id": images.image_digest(server_client, tag),
+                                                  "build_hash": images.image_build_hash(server_client, tag)}
 
     finished = set(run.finished_trials())
     pending = [t for t in manifest["trial_order"] if t["trial"] not in finished]
@@ -129,12 +151,14 @@ def run_experiment(
     failed = sum(1 for t in manifest["trials"].values() if t.get("status") == "failed")
     manifest["status"] = STATUS_RUNNING
     done_now = 0
+    engine_lost = False
+    number, condition_name = None, None
     try:
         for scheduled in pending:
             if stop_after_trials is not None and done_now >= stop_after_trials:
                 break
-            number = scheduled["trial"]
-            condition = conditions[scheduled["condition"]]
+            number, condition_name = scheduled["trial"], scheduled["condition"]
+            condition = conditions[condition_name]
             bar.set_description(f"trial {number}: {scheduled['condition']}"[:60])
             partial = run.begin_trial(number)
             row = run_trial(condition["config"], partial, run.run_id, server_client, number,
@@ -154,6 +178,19 @@ def run_experiment(
             bar.set_postfix(failed=failed)
         complete = len(run.finished_trials()) == len(manifest["trial_order"])
         manifest["status"] = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
+    except LoadlabError:
+        manifest["status"] = STATUS_INTERRUPTED
+        raise
+    except Exception as error:
+        manifest["status"] = STATUS_INTERRUPTED
+        if _engine_answers(server_client, loadgen_client):
+            raise
+        engine_lost = True
+        where = f"trial {number} ({condition_name})" if number is not None else "the start of the run"
+        raise EngineLost(
+            f"the Docker engine stopped answering during {where} ({type(error).__name__}); run {run.run_id} is marked "
+            f"interrupted, its finished trials are kept; once an engine answers again, resume it with: {resume_command(run)}"
+        ) from None
     except BaseException:
         manifest["status"] = STATUS_INTERRUPTED
         raise
@@ -161,8 +198,9 @@ def run_experiment(
         bar.close()
         manifest["updated_utc"] = now_utc()
         run.write_manifest(manifest)
-        for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
-            container.clean(client, run.run_id)
+        if not engine_lost:
+            for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
+                container.clean(client, run.run_id)
     return run
 
 

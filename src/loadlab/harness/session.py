@@ -34,6 +34,8 @@ class ServerSession:
     health: dict = field(default_factory=dict)
     health_timeout_s: float = HEALTH_TIMEOUT_S
     started_unix_s: float | None = None
+    # What the server printed, kept when its container is removed.
+    last_log_tail: str = ""
 
     @property
     def host(self) -> str:
@@ -99,7 +101,10 @@ class ServerSession:
         return f"http://{self.host}:{self.port}{target}"
 
     def close(self) -> None:
+        """Remove the container, keeping what it printed (last_log_tail) for a failure record."""
         if self.container is not None:
+            if not self.last_log_tail:
+                self.last_log_tail = container.log_tail(self.container, lines=5000)
             container.remove(self.container)
 
     def __exit__(self, *exc) -> None:

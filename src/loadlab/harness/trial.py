@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from loadlab import outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
@@ -96,16 +97,17 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
     return row
 
 
-def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str) -> None:
+def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str) -> list[dict]:
+    """Run the discarded warm-up; returns the closed loop's one-second slices (empty otherwise)."""
     if config.warmup_s <= 0:
-        return
+        return []
     if config.load_mode == "closed":
-        loadgen_run.warm_up(
+        return loadgen_run.warm_up(
             loadgen, url, config.connections, config.loadgen_threads, config.request_timeout_s, config.pipeline_depth,
             int(config.warmup_s), int(config.warmup_max_s or config.warmup_s),
         )
-    else:
-        loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s)
+    loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s)
+    return []
 
 
 def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str,
@@ -131,13 +133,32 @@ def _raise_if_exited(session: ServerSession) -> None:
         raise exited
 
 
+def _server_log(session: ServerSession | None) -> str:
+    """The server's log tail, from its container while it exists, else what it printed before removal."""
+    if session is None:
+        return ""
+    if session.container is not None and not session.last_log_tail:
+        return container.log_tail(session.container, lines=5000)
+    return session.last_log_tail
+
+
+def _failure_log(failure: TrialFailure, server_log: str) -> str:
+    """failure.log: the reason and detail always, then the logs (or a line saying there were none)."""
+    logs = failure.logs or server_log
+    return (f"reason: {failure.reason}\ndetail: {failure.detail}\n\n"
+            + (logs if logs.strip() else "(the server printed nothing before it failed)\n"))
+
+
 def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_number: int = 1, log=print,
               loadgen_client=None) -> dict:
     """Run one validated trial into `trial_dir`; returns its tidy row (also saved as result.json).
 
     `client` runs the server; `loadgen_client` (default: the same) runs the
     loadgen, so the two can sit on different engines. The row has `status`
-    'ok' or 'failed' and, when failed, `failure_reason`.
+    'ok' or 'failed' and, when failed, `failure_reason`. A window in which the
+    server did no work is failed with reason `stalled` (loadlab.outcome), its
+    numbers kept for the record. Every failed trial keeps server.log and
+    failure.log.
     """
     loadgen_client = loadgen_client or client
     trial_dir = Path(trial_dir)
@@ -150,6 +171,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
            "route": config.route, "load_mode": config.load_mode, "connections": config.connections,
            "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
     session = None
+    profiling = None
     try:
         images.ensure_image(loadgen_client, None, log=log)
         session = ServerSession.start(
@@ -160,6 +182,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         )
         record["image"] = session.image
         record["image_id"] = images.image_digest(client, session.image)
+        record["image_build_hash"] = row["image_build_hash"] = images.image_build_hash(client, session.image)
         with session:
             write_json_atomic(trial_dir / "health.json", session.health)
             record["open_file_limit"] = container.open_file_limit(session.container)
@@ -175,7 +198,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             with loadgen_run.loadgen_for_trial(
                 loadgen_client, loadgen_image(), run_id, f"loadlab-{run_id}-t{trial_number}-loadgen", trial_dir, config.loadgen_cpus
             ) as loadgen:
-                _warm_up(config, loadgen, url)
+                warmup_timeline = _warm_up(config, loadgen, url)
                 _raise_if_exited(session)
                 measured_at = time.time()
                 profiling = capture.capture_for(config, session, trial_dir / "profiles")
@@ -192,16 +215,27 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
                     "measured_unix_s": measured_at, "server_started_unix_s": session.started_unix_s})
         record["status"] = "ok"
+        stalled = outcome.stall_detail(row, warmup_timeline)
+        if stalled is not None:
+            # The numbers stay in the row (they show what happened); the status says they measured nothing.
+            failure = TrialFailure(outcome.STALLED, stalled)
+            row.update({"status": "failed", "failure_reason": failure.reason})
+            record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
+            write_text_atomic(trial_dir / "failure.log", _failure_log(failure, (trial_dir / "server.log").read_text()))
+            log(f"trial {trial_number} failed: {failure}")
     except TrialFailure as failure:
         # A loadgen that failed because the server died reports the death, its root cause.
         if session is not None and session.container is not None and failure.reason.startswith("loadgen"):
             failure = container.describe_exit(session.container) or failure
         row.update({"status": "failed", "failure_reason": failure.reason})
         record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
-        if failure.logs:
-            write_text_atomic(trial_dir / "failure.log", failure.logs)
+        server_log = _server_log(session)
+        write_text_atomic(trial_dir / "server.log", server_log)
+        write_text_atomic(trial_dir / "failure.log", _failure_log(failure, server_log))
         log(f"trial {trial_number} failed: {failure}")
     finally:
+        if profiling is not None and not profiling.finished:
+            record["captures"] = profiling.finish(failure_reason=record.get("failure_reason") or "interrupted")
         if session is not None:
             session.close()
         record["ended_unix_s"] = time.time()

@@ -1,0 +1,65 @@
+"""Did a trial measure the server? The rule that turns a finished window into `ok` or `stalled`.
+
+A server that answered nothing, or almost nothing, in its measured window did
+no work: its zeros are not a measurement of the server and must never reach a
+table as an "ok" trial (a JDK 21 server pinned on I/O once gave six "ok"
+trials with 0 requests). The same rule runs in the harness, when a trial
+ends, and in `loadlab.tables`, when a recorded run is processed, so runs
+recorded before the rule existed are judged the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+STALLED = "stalled"
+# A window whose successful throughput fell below this fraction of the same
+# container's steady warm-up throughput stalled. Within one container,
+# consecutive windows vary by about 2% (CV, measured on go-nethttp), and a
+# JIT only speeds a server up after warm-up; a drop to under half is over 20
+# such standard deviations, so it is a server that stopped working (pinned
+# carriers, a thrashing heap), not noise.
+STALL_FRACTION_OF_WARMUP = 0.5
+# The warm-up's steady throughput is the median of its last slices (the
+# slices the steady-state test looked at).
+STEADY_WARMUP_SLICES = 3
+
+
+def successful_requests(row: dict) -> int | None:
+    """Requests answered with a 2xx/3xx status in the window (None when the row has no count)."""
+    requests = row.get("requests")
+    if requests is None or requests != requests:  # missing or NaN
+        return None
+    status_errors = row.get("errors_status") or 0
+    return max(0, int(requests) - int(status_errors if status_errors == status_errors else 0))
+
+
+def steady_warmup_throughput_rps(warmup_timeline: list[dict] | None) -> float | None:
+    """Median throughput of the warm-up's last slices, or None without a timeline."""
+    if not warmup_timeline:
+        return None
+    tail = [float(s["throughput_rps"]) for s in warmup_timeline[-STEADY_WARMUP_SLICES:]]
+    return statistics.median(tail)
+
+
+def stall_detail(row: dict, warmup_timeline: list[dict] | None = None) -> str | None:
+    """Why a finished window is `stalled`, or None when the server did work.
+
+    `row` is the trial's result (requests, errors_status, duration_s);
+    `warmup_timeline` the closed-loop warm-up slices, when there were any.
+    """
+    successful = successful_requests(row)
+    if successful is None:
+        return None
+    if successful == 0:
+        duration_s = row.get("duration_s")
+        window = f"{float(duration_s):.1f} s" if duration_s else "measured"
+        return f"no successful request in the {window} window ({row.get('requests', 0)} answered, none 2xx/3xx)"
+    duration_s = row.get("duration_s")
+    warmup_rps = steady_warmup_throughput_rps(warmup_timeline)
+    if duration_s and warmup_rps and warmup_rps > 0:
+        window_rps = successful / float(duration_s)
+        if window_rps < STALL_FRACTION_OF_WARMUP * warmup_rps:
+            return (f"window throughput {window_rps:.0f} successful req/s fell below {STALL_FRACTION_OF_WARMUP:.0%} "
+                    f"of the same server's steady warm-up ({warmup_rps:.0f} req/s)")
+    return None

@@ -1,0 +1,79 @@
+"""The outcome rule: a window in which the server did no work is a failed trial (`stalled`).
+
+Judged on real recorded trials: the committed 05-pinning reference run holds
+JDK 21 servers that answered nothing (pinned carriers) and JDK 25 servers
+that worked, both recorded "ok" before the rule existed.
+"""
+
+import json
+
+import pytest
+
+from loadlab import outcome, paths
+from loadlab.rundir import RunDirectory
+from loadlab.tables import process_run
+
+PINNING_RUNS = sorted((paths.RAW_DIR / "05-pinning-quick").glob("*/manifest.json"))
+
+
+def _trials_of(label_prefix: str):
+    run = RunDirectory(PINNING_RUNS[-1].parent)
+    manifest = run.read_manifest()
+    numbers = [t["trial"] for t in manifest["trial_order"] if t["condition"].startswith(label_prefix + "@")]
+    for number in numbers:
+        directory = run.trial_dir(number)
+        timeline = directory / "warmup" / "timeline.json"
+        yield (json.loads((directory / "result.json").read_text()),
+               json.loads(timeline.read_text()) if timeline.exists() else None)
+
+
+@pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw")
+def test_a_server_that_answered_nothing_stalled_and_a_working_one_did_not():
+    stalled = list(_trials_of("java-virtual-jdk21-pinned"))
+    working = list(_trials_of("java-virtual-jdk25-pinned"))
+    assert stalled and working
+    for result, timeline in stalled:
+        assert result["status"] == "ok" and outcome.successful_requests(result) == 0  # recorded before the rule
+        assert "no successful request" in outcome.stall_detail(result, timeline)
+    for result, timeline in working:
+        assert outcome.successful_requests(result) > 0
+        assert outcome.stall_detail(result, timeline) is None
+
+
+def test_a_window_far_below_its_own_warm_up_stalled_and_one_near_it_did_not():
+    warmup = [{"second": s, "throughput_rps": rps} for s, rps in enumerate([9000, 20000, 20500, 19800], start=1)]
+    steady = outcome.steady_warmup_throughput_rps(warmup)
+    assert steady == 20000  # median of the last three slices, the first (JIT) slice ignored
+    slow = {"requests": 45_000, "errors_status": 0, "duration_s": 5.0}  # 9k/s: under half of 20k
+    fine = {"requests": 95_000, "errors_status": 0, "duration_s": 5.0}  # 19k/s
+    assert "fell below 50%" in outcome.stall_detail(slow, warmup)
+    assert outcome.stall_detail(fine, warmup) is None
+    # Non-2xx answers are not work done for the client.
+    errors_only = {"requests": 95_000, "errors_status": 95_000, "duration_s": 5.0}
+    assert "no successful request" in outcome.stall_detail(errors_only, warmup)
+    # Without a count there is nothing to judge (an older or failed record).
+    assert outcome.stall_detail({"status": "failed"}, warmup) is None
+
+
+@pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw")
+def test_processing_a_recorded_run_applies_the_rule_and_keeps_what_the_trial_recorded(tmp_path):
+    trials = process_run(PINNING_RUNS[-1].parent, processed_root=tmp_path)["trials"]
+    jdk21 = trials[trials["label"] == "java-virtual-jdk21-pinned"]
+    assert len(jdk21) and (jdk21["status"] == "failed").all() and (jdk21["failure_reason"] == "stalled").all()
+    assert (jdk21["status_recorded"] == "ok").all()
+    assert (trials[trials["label"] == "java-virtual-jdk25-pinned"]["status"] == "ok").all()
+
+
+def test_no_committed_reference_table_holds_an_ok_trial_that_did_no_work():
+    checked = 0
+    for path in sorted(paths.PROCESSED_DIR.glob("*/*/trials.parquet")):
+        import pandas as pd
+
+        trials = pd.read_parquet(path)
+        if "requests" not in trials:
+            continue
+        ok = trials[trials["status"] == "ok"]
+        successful = ok["requests"] - ok.get("errors_status", 0).fillna(0)
+        assert (successful > 0).all(), f"{path}: ok trials with no successful request: {ok.loc[successful <= 0, 'trial'].tolist()}"
+        checked += 1
+    assert checked > 0

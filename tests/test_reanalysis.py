@@ -1,0 +1,50 @@
+"""Re-analysis never depends on the host: every committed reference run loads on a 1-CPU host with no engine.
+
+The recorded experiment is read as recorded (no CPU-set, knob or image
+checks), the notebooks' plans validate without asking the host, and nothing
+on this path imports the harness or the Docker SDK.
+"""
+
+import os
+import subprocess
+import sys
+
+from loadlab import paths
+
+SCRIPT = r'''
+import os, sys, tempfile
+os.sched_getaffinity = lambda pid: {0}          # a 1-CPU host: CPU 1 (the reference runs' server core) is absent
+os.environ["DOCKER_HOST"] = "unix:///nonexistent/docker.sock"   # no engine, so no images either
+from loadlab import plans, rundir, study, tables
+loaded = []
+processed = tempfile.mkdtemp()
+for run in rundir.list_runs():
+    if run["status"] != "complete":
+        continue
+    if os.path.exists(os.path.join(run["path"], "results.parquet")):   # a microbenchmark: one table
+        frame, _ = study.measure_or_load_frame(run["experiment"], measure=None, run_id=run["run_id"])
+        assert len(frame), run["path"]
+    else:
+        assert len(tables.load_run(run["path"], processed_root=processed)["trials"]), run["path"]
+    loaded.append(run["experiment"])
+# The notebooks' path: a plan (validated without the host) and run_id="latest".
+for build in (plans.noise, plans.loadgen_ceiling, plans.runtime_overhead, plans.json_api, plans.io_coroutines,
+              plans.virtual_threads, plans.pinning):
+    s = study.measure_or_load(build("quick"), run_id="latest", processed_root=processed)
+    assert len(s.trials), build.__name__
+    loaded.append("study:" + s.experiment.name)
+s = study.measure_or_load(plans.worker_pool("quick", 1, [1.0]), run_id="latest", processed_root=processed)
+loaded.append("study:" + s.experiment.name)
+assert not [m for m in sys.modules if m == "docker" or m.startswith("loadlab.harness")], "re-analysis imported the harness"
+print("\n".join(loaded))
+'''
+
+
+def test_every_committed_reference_run_loads_on_a_one_cpu_host_without_an_engine():
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                            env={**os.environ, "LOADLAB_ROOT": str(paths.ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    loaded = result.stdout.split()
+    complete_runs = list(paths.RAW_DIR.glob("*/*/manifest.json"))
+    assert len([name for name in loaded if not name.startswith("study:")]) >= len(complete_runs) > 0
+    assert "study:05-pinning-quick" in loaded and "study:02-worker-pool-quick" in loaded
