@@ -13,7 +13,6 @@ in an image that runs (tests/test_images.py checks).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import json
@@ -340,20 +339,44 @@ def image_digest(client: docker.DockerClient, tag: str) -> str:
 
 
 def remove_all_images(client: docker.DockerClient) -> list[str]:
-    """Remove every loadlab image (servers, loadgen, base, test builds) and forget unavailable builds.
+    """Remove every loadlab image (servers, loadgen, test builds, the base) and forget unavailable builds.
 
-    Returns the tags removed. Untagged parent layers go with them, so the next
-    build is as cold as on a new machine.
+    Returns what was removed. The build stages and layers the classic builder
+    keeps (untagged images descending from the base image) go too, children
+    before parents, so the next build is as cold as on a new machine. An image
+    of someone else's built on our base keeps the base, and the error says so.
     """
-    removed = []
-    for image in client.images.list():
-        tags = [tag for tag in image.tags if tag.split("/", 1)[0].startswith("loadlab")]
-        if not tags and not (image.labels or {}).get(BUILD_HASH_LABEL):
-            continue
-        with contextlib.suppress(docker.errors.NotFound):
-            client.images.remove(image.id, force=True)
-            removed += tags or [image.short_id]
-    with contextlib.suppress(docker.errors.APIError):
-        client.images.prune(filters={"dangling": True})
+    listing = {image["Id"]: image for image in client.api.images(all=True)}
+    base_ids = [i for i, image in listing.items() if BASE_IMAGE in (image.get("RepoTags") or [])]
+
+    def ours(tags) -> bool:
+        return any(tag.split("/", 1)[0].startswith("loadlab") for tag in tags)
+
+    def ancestry(image_id: str) -> list[str]:
+        chain = []
+        while image_id in listing and image_id not in chain:
+            chain.append(image_id)
+            image_id = listing[image_id].get("ParentId") or ""
+        return chain
+
+    removable = {}
+    for image_id, image in listing.items():
+        tags = [t for t in (image.get("RepoTags") or []) if t != "<none>:<none>"]
+        chain = ancestry(image_id)
+        from_base = any(b in chain for b in base_ids)
+        if ours(tags) or (image.get("Labels") or {}).get(BUILD_HASH_LABEL) or (from_base and not tags):
+            removable[image_id] = (len(chain), tags)
+    removed, refused = [], []
+    for image_id, (_, tags) in sorted(removable.items(), key=lambda item: -item[1][0]):  # deepest (children) first
+        try:
+            client.api.remove_image(image_id, force=True)
+            removed += tags or [image_id.split(":")[-1][:12]]
+        except docker.errors.NotFound:
+            continue  # went with a child removed before it
+        except docker.errors.APIError as error:
+            refused.append(f"{tags or image_id[:19]}: {error.explanation or error}")
     UNAVAILABLE_BUILDS_FILE.unlink(missing_ok=True)
-    return sorted(removed)
+    if refused:
+        raise BuildError("could not remove every loadlab image (another image may be built on loadlab/base):\n"
+                         + "\n".join(refused))
+    return sorted(set(removed))
