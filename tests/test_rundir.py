@@ -33,3 +33,25 @@ def test_partial_trials_are_discarded_and_finished_ones_kept(tmp_path):
     assert run.finished_trials() == [1]
     with pytest.raises(FileExistsError):
         run.finish_trial(1, run.begin_trial(1))
+
+
+def test_a_checkout_is_dirty_when_its_code_changed_not_when_a_run_wrote_data_or_reports(tmp_path):
+    import subprocess
+
+    from loadlab.harness.provenance import git_state
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    for name in ("src/code.py", "data/raw/run.json", "reports/index.html"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("one\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    assert git_state(tmp_path)["git_dirty"] is False
+    (tmp_path / "data/raw/run.json").write_text("two\n")
+    (tmp_path / "reports/index.html").write_text("two\n")
+    assert git_state(tmp_path)["git_dirty"] is False
+    (tmp_path / "src/code.py").write_text("two\n")
+    assert git_state(tmp_path)["git_dirty"] is True

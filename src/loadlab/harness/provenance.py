@@ -22,7 +22,9 @@ def git_state(root: Path = paths.ROOT) -> dict:
         except (OSError, subprocess.SubprocessError):
             return None
 
-    status = git("status", "--porcelain", "--untracked-files=no")
+    # Dirty means the code differs from the commit: what runs write (data/, reports/) does not count,
+    # or every run of `make reproduce` would call itself dirty.
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)data", ":(exclude)reports")
     return {"git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(status) if status is not None else None}
 
 
