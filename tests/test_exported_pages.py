@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from loadlab.pages import browser, html_checks
 
 pytestmark = pytest.mark.slow
 SUMMARY: list[str] = []  # printed at the end of the test run (conftest.pytest_terminal_summary)
+SCREENSHOT_DIR = paths.ROOT / "test-artifacts" / "screenshots"
 
 
 @pytest.fixture(scope="session")
@@ -86,10 +88,12 @@ def test_every_claim_is_on_its_page_and_in_the_index_with_its_numbers_command_an
         assert (exported / html.unescape(href)).exists(), f"index links to a missing {href}"
 
 
-def test_pages_in_a_real_browser(exported, tmp_path_factory):
+def test_pages_in_a_real_browser(exported):
     if browser.find_chromium() is None:
-        pytest.skip("chromium is not installed: `apt-get install chromium` on Debian (`make setup` does it as root)")
-    screenshots = tmp_path_factory.mktemp("screenshots")
+        pytest.skip("chromium is not installed: `apt-get install chromium` on Debian (`make test` does it as root)")
+    # Kept in the checkout (git ignores it) until the next run, for a person to look at.
+    screenshots = SCREENSHOT_DIR
+    shutil.rmtree(screenshots, ignore_errors=True)
     pages = [exported / "index.html", *nocode_pages(exported)]
     checks = browser.check_pages(pages, screenshots)
     problems = [f"{check.page}: {problem}" for check in checks for problem in check.problems]

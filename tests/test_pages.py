@@ -149,7 +149,7 @@ def test_the_browser_check_finds_console_errors_broken_images_and_a_dead_flame_g
     from loadlab.profiles.schema import stacks_frame
 
     if browser.find_chromium() is None:
-        pytest.skip("no chromium on PATH: install Debian's chromium (make setup does, as root)")
+        pytest.skip("no chromium on PATH: install Debian's chromium (make test does, as root)")
     stacks = stacks_frame([("main;serve;parse", 30), ("main;serve;write", 50), ("main;idle", 20)])
     graph = flamegraph_svg(stacks, title="live")
     dead = graph.replace('<script type="text/ecmascript">', '<script type="text/plain">')  # zooming disabled
