@@ -8,7 +8,7 @@ LOADLAB := $(BIN)/loadlab
 PYTEST_ARGS ?=
 PROFILE ?= quick
 
-.PHONY: help setup engine images test test-fast reproduce report smoke clean-containers clean-venv
+.PHONY: help setup browser engine images test test-fast reproduce report smoke clean-containers clean-venv
 
 help: ## Print every target with one line of help
 	@echo "loadlab: what does a concurrency runtime cost under load?"
@@ -27,16 +27,26 @@ $(VENV)/.installed: env/requirements.txt pyproject.toml | $(BIN)/python
 
 setup: $(VENV)/.installed ## Create .venv, install pinned requirements + the package, register the `loadlab` Jupyter kernel
 
+# Not fatal when it cannot install: the browser tests then skip and say why.
+browser: ## Make sure headless Chromium is installed for the browser tests (Debian's chromium, installed as root)
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium (headless browser tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "chromium is missing and cannot be installed here: run 'sudo apt-get install chromium' (Debian) or the browser tests skip"; \
+	fi
+
 engine: setup ## Make sure a Docker engine answers (installs docker.io and starts dockerd as root on Debian) and build the base image
 	$(LOADLAB) engine
 
 images: engine ## Build every server image (all variants) and the loadgen image
 	$(LOADLAB) build --all --keep-going
 
-test: engine ## Run the whole test suite (unit tests on captured fixtures + Docker integration) — the README's test command
+test: engine browser ## Run the whole test suite (unit tests on captured fixtures + Docker integration) — the README's test command
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-test-fast: setup ## Run only the tests that need no Docker engine
+test-fast: setup browser ## Run only the tests that need no Docker engine
 	$(BIN)/python -m pytest -m "not docker" $(PYTEST_ARGS)
 
 reproduce: images ## Reproduce the collection: build images, run every notebook (PROFILE=quick), export HTML into reports/ (the README's main command)

@@ -15,6 +15,8 @@ from loadlab.errors import BuildInputUnavailable, DockerUnavailableError
 from loadlab.harness import engine, images
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+# An illegible figure fails the tests (and the notebooks they execute) instead of warning.
+os.environ["LOADLAB_STRICT_FIGURES"] = "1"
 
 
 @pytest.fixture(scope="session")
@@ -61,3 +63,18 @@ def fixture_path(*parts: str) -> str:
 def pytest_collection_modifyitems(config, items):
     # Slow Docker tests last, so a quick failure shows early.
     items.sort(key=lambda item: 1 if item.get_closest_marker("docker") else 0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many figures the figure lint checked (reference-data figures and notebook-saved figures)."""
+    import sys
+
+    lines = []
+    lint = sys.modules.get("test_figure_lint") or sys.modules.get("tests.test_figure_lint")
+    if lint is not None and lint.LINTED_FIGURES:
+        lines.append(f"figure lint: {len(lint.LINTED_FIGURES)} figures built from the reference data, no problem found")
+    pages = sys.modules.get("test_exported_pages") or sys.modules.get("tests.test_exported_pages")
+    if pages is not None:
+        lines += pages.SUMMARY
+    for line in lines:
+        terminalreporter.write_line(line)

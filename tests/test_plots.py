@@ -27,7 +27,7 @@ from loadlab.plots import (  # noqa: E402
     spans_decades,
     throughput_figure,
 )
-from loadlab.plots.style import FALLBACK_COLOURS  # noqa: E402
+from loadlab.plots.palette import FALLBACK_COLOURS, series_style  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SERVERS = ["go-nethttp", "rust-tokio", "java-virtual", "java-virtual-jdk25"]
@@ -143,17 +143,31 @@ def test_figures_leave_the_callers_rcparams_alone():
 # --- one colour per runtime across the collection --------------------------------------------
 
 
-def colours_by_label(axes) -> dict[str, str]:
-    return {line.get_label(): matplotlib.colors.to_hex(line.get_color()) for line in axes.get_lines()}
+def legend_colours(figure) -> dict[str, str]:
+    """{label: colour} of the figure's legend entries."""
+    legend = figure.legends[0]
+    return {text.get_text(): matplotlib.colors.to_hex(handle.get_color())
+            for text, handle in zip(legend.get_texts(), legend.legend_handles) if hasattr(handle, "get_color")}
+
+
+def drawn_colours(figure) -> set[str]:
+    colours = set()
+    for axes in figure.axes:
+        colours |= {matplotlib.colors.to_hex(line.get_color()) for line in axes.get_lines()}
+        for collection in axes.collections:
+            colours |= {matplotlib.colors.to_hex(c) for c in collection.get_facecolors()}
+            colours |= {matplotlib.colors.to_hex(c) for c in collection.get_edgecolors()}
+    return colours
 
 
 def test_a_runtime_has_the_same_colour_in_every_figure():
-    throughput = colours_by_label(FIGURES["throughput"]().axes[0])
-    latency = colours_by_label(FIGURES["latency_merged"]().axes[0])
-    resources = colours_by_label(resources_over_time_figure(resources_data().assign(server="rust-tokio")).axes[0])
     expected = matplotlib.colors.to_hex(RUNTIME_COLOURS["rust-tokio"])
-    assert throughput["rust-tokio"] == latency["rust-tokio"] == resources["rust-tokio"] == expected
-    assert throughput["go-nethttp"] == latency["go-nethttp"] == RUNTIME_COLOURS["go-nethttp"].lower()
+    figures = [FIGURES["throughput"](), FIGURES["latency_merged"](),
+               resources_over_time_figure(resources_data().assign(server="rust-tokio"))]  # fmt: skip
+    for figure in figures:
+        assert legend_colours(figure)["rust-tokio"] == expected
+        assert expected in drawn_colours(figure)
+    assert legend_colours(figures[0])["go-nethttp"] == legend_colours(figures[1])["go-nethttp"] == RUNTIME_COLOURS["go-nethttp"].lower()
 
 
 def test_every_server_of_the_design_has_its_own_fixed_colour():
@@ -164,15 +178,48 @@ def test_every_server_of_the_design_has_its_own_fixed_colour():
     assert runtime_order(reversed(servers)) == servers
 
 
-def test_variants_are_shades_of_their_family_and_distinct():
-    base = np.array(matplotlib.colors.to_rgb(runtime_colour("java-virtual")))
-    jdk25 = np.array(matplotlib.colors.to_rgb(runtime_colour("java-virtual-jdk25")))
-    assert runtime_colour("java-virtual-jdk25") != runtime_colour("java-virtual")
-    # Same hue family: the shade is a mix with black, so the channels scale together.
-    assert np.allclose(jdk25 / jdk25.sum(), base / base.sum(), atol=0.02)
+def test_variants_and_twins_differ_in_shade_marker_and_line_style():
+    for base, variant in [("java-virtual", "java-virtual-jdk25"), ("go-nethttp-A", "go-nethttp-B"),
+                          ("java-virtual-jdk21-pinned", "java-virtual-jdk25-pinned")]:  # fmt: skip
+        first, second = series_style(base), series_style(variant)
+        assert first.colour != second.colour and first.marker != second.marker and first.linestyle != second.linestyle
+        # Same hue family: the shade is a mix with black or white.
+        hue = matplotlib.colors.rgb_to_hsv(matplotlib.colors.to_rgb(first.colour))[0]
+        assert matplotlib.colors.rgb_to_hsv(matplotlib.colors.to_rgb(second.colour))[0] == pytest.approx(hue, abs=0.02)
+    assert series_style("java-virtual-jdk21") == series_style("java-virtual")  # JDK 21 is the reference variant
     assert runtime_colour("java-threads-virtual") == runtime_colour("java-virtual")
     assert runtime_colour("java-threads-platform-jdk25") == runtime_colour("java-platform-jdk25")
     assert runtime_colour("go") == runtime_colour("go-nethttp")
+
+
+# Machado, Oliveira & Fernandes (2009), severity 1.0, applied to linear RGB.
+COLOUR_VISION = {
+    "normal": np.eye(3),
+    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]]),
+    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]]),
+    "tritanopia": np.array([[1.255528, -0.076749, -0.178779], [-0.078411, 0.930809, 0.147602], [0.004733, 0.691367, 0.303900]]),
+}  # fmt: skip
+
+
+def lab_under(vision: np.ndarray, colour: str) -> np.ndarray:
+    """CIELAB (D65) of `colour` as seen with a colour-vision deficiency."""
+    srgb = np.array(matplotlib.colors.to_rgb(colour))
+    linear = np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+    seen = np.clip(vision @ linear, 0, 1)
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ seen
+    f = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(f > 0.008856, np.cbrt(f), 7.787 * f + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+@pytest.mark.parametrize("vision", sorted(COLOUR_VISION))
+def test_runtime_colours_stay_apart_for_every_colour_vision(vision):
+    # CIELAB distance 18 is well above the ~2.3 of a just-noticeable difference; white is the background.
+    colours = dict(RUNTIME_COLOURS, background="#FFFFFF")
+    seen = {name: lab_under(COLOUR_VISION[vision], colour) for name, colour in colours.items()}
+    distances = {(a, b): float(np.linalg.norm(seen[a] - seen[b])) for a in seen for b in seen if a < b}
+    closest = min(distances, key=distances.get)
+    assert distances[closest] >= 18, f"{closest} are {distances[closest]:.1f} apart under {vision}"
 
 
 def test_unknown_servers_get_a_deterministic_fallback_colour():
@@ -192,8 +239,8 @@ def test_log_axes_where_data_span_decades_and_labels_carry_units():
     assert axes.get_ylabel() == "throughput (req/s)"
     resources = FIGURES["resources"]().axes
     assert [a.get_yscale() for a in resources] == ["log", "log"]
-    assert resources[0].get_ylabel() == "memory in use (bytes)"
-    assert resources[-1].get_xlabel() == "time since start of trial (s)"
+    assert resources[0].get_ylabel() == "memory in use (MiB)"
+    assert resources[-1].get_xlabel() == "time in the measured window (s)"
     assert spans_decades([1, 9.9]) is False and spans_decades([1, 10]) is True
 
 
@@ -201,7 +248,7 @@ def test_latency_x_axis_is_in_nines():
     assert percentile_to_nines([50, 90, 99, 99.9, 99.99]) == pytest.approx([np.log10(2), 1, 2, 3, 4])
     axes = FIGURES["latency_merged"]().axes[0]
     labels = [tick.get_text() for tick in axes.get_xticklabels()]
-    assert labels == ["p50", "p90", "p99", "p99.9", "p99.99", "max"]
+    assert labels == ["50", "90", "99", "99.9", "99.99", "max"]
     assert axes.get_yscale() == "log"
 
 
@@ -225,7 +272,8 @@ def test_missing_columns_are_named():
 
 @pytest.mark.parametrize(
     ("column", "label"),
-    [("latency_p99_s", "latency p99 (s)"), ("peak_rss_bytes", "peak rss (bytes)"), ("t_s", "time since start of trial (s)")],
+    [("latency_p99_s", "latency p99 (s)"), ("peak_rss_bytes", "peak rss (MiB)"), ("t_s", "time in the measured window (s)"),
+     ("latency_mean_ms", "latency mean (ms)"), ("memory_peak_mib", "peak memory in use (MiB)")],
 )
 def test_axis_labels_come_from_unit_carrying_names(column, label):
     assert axis_label(column) == label

@@ -206,6 +206,16 @@ def command_export(args) -> int:
     return 0
 
 
+def command_check_pages(args) -> int:
+    from loadlab import report
+
+    problems = report.check_exported(browser=not args.no_browser)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s) on the exported pages")
+    return 1 if problems else 0
+
+
 def command_clean(args) -> int:
     from loadlab.harness import container, engine, images
 
@@ -298,6 +308,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="re-export HTML and the index from already executed notebooks")
     p.set_defaults(func=command_export)
+
+    p = sub.add_parser("check-pages", help="check the exported pages: no reprs or runaway precision; in headless "
+                       "Chromium no console error, every figure loaded, flame graphs zoom (screenshots in reports/screenshots/)")
+    p.add_argument("--no-browser", action="store_true", help="only the text checks")
+    p.set_defaults(func=command_check_pages)
 
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")

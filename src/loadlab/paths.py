@@ -1,6 +1,9 @@
 """Every path the project uses, defined once (cookiecutter-data-science style).
 
 `LOADLAB_ROOT` overrides the repository root, e.g. to keep data elsewhere.
+`LOADLAB_REPORTS_DIR` overrides where executed notebooks, HTML pages,
+figures and verdicts go (tests export the committed data into a temporary
+folder this way, leaving reports/ alone).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ ENV_DIR = ROOT / "env"
 DATA_DIR = ROOT / "data"
 RAW_DIR = DATA_DIR / "raw"
 PROCESSED_DIR = DATA_DIR / "processed"
-REPORTS_DIR = ROOT / "reports"
+REPORTS_DIR = Path(os.environ["LOADLAB_REPORTS_DIR"]).resolve() if os.environ.get("LOADLAB_REPORTS_DIR") else ROOT / "reports"
 FIGURES_DIR = REPORTS_DIR / "figures"
 NOTEBOOKS_DIR = ROOT / "notebooks"
 EXTERNAL_DIR = DATA_DIR / "external"

@@ -19,14 +19,18 @@ import os
 import time
 from pathlib import Path
 
-from loadlab import paths
+from loadlab import paths, rundir
 from loadlab.errors import ParameterError
+from loadlab.pages.claim_table import data_links
 from loadlab.plans import PROFILE_NAMES
 from loadlab.rundir import write_text_atomic
 
 EXECUTED_DIR = paths.REPORTS_DIR / "notebooks"
 KERNEL_NAME = "python3"  # the interpreter running loadlab (its .venv); JupyterLab users pick "loadlab"
 CELL_TIMEOUT_S = 4 * 3600
+# nbconvert's "lab" template without its CDN scripts (src/loadlab/templates/loadlab-page/index.html.j2).
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+PAGE_TEMPLATE = "loadlab-page"
 
 
 def source_notebooks(directory: Path = paths.NOTEBOOKS_DIR) -> list[Path]:
@@ -98,7 +102,8 @@ def export_html(executed: Path, output_dir: Path = paths.REPORTS_DIR) -> tuple[P
     notebook = nbformat.read(str(executed), as_version=4)
     pages = []
     for suffix, exclude in (("", False), (".nocode", True)):
-        exporter = HTMLExporter(template_name="lab", embed_images=True)
+        exporter = HTMLExporter(template_name=PAGE_TEMPLATE, extra_template_basedirs=[str(TEMPLATES_DIR)],
+                                embed_images=True)
         exporter.exclude_input = exclude
         exporter.exclude_input_prompt = exclude
         exporter.exclude_output_prompt = exclude
@@ -119,9 +124,27 @@ def _title(notebook_path: Path) -> str:
     return notebook_path.stem
 
 
-def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REPORTS_DIR) -> Path:
-    from loadlab.claims import load_verdicts
+def _runs_table(page_dir: Path) -> str:
+    """Every run under data/raw with its status and links: the reference runs, benchmarks included."""
+    rows = []
+    for run in rundir.list_runs():
+        # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
+        trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
+        links = " ".join(f'<a href="{html.escape(href)}">{name}</a>' for name, href in data_links(run["run_id"], page_dir))
+        rows.append(f"<tr><td>{html.escape(str(run['experiment']))}</td><td>{html.escape(str(run['run_id']))}</td>"
+                    f"<td>{html.escape(str(run['status']))}</td><td>{trials}</td><td>{html.escape(str(run['updated_utc']))}</td><td>{links}</td></tr>")  # fmt: skip
+    return ("<table><tr><th>experiment</th><th>run</th><th>status</th><th>trials</th><th>last written (UTC)</th>"
+            "<th>data</th></tr>" + "".join(rows) + "</table>")  # fmt: skip
 
+
+def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REPORTS_DIR,
+                run_id: str | None = None) -> Path:
+    """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
+    from loadlab import claims
+    from loadlab.pages import claim_rows, claim_table_html
+    from loadlab.pages.provenance import provenance_html, read_records
+
+    output_dir = Path(output_dir)
     rows = "\n".join(
         f"<tr><td>{html.escape(p.stem)}</td><td>{html.escape(_title(p))}</td>"
         f'<td><a href="{html.escape(p.stem)}.nocode.html">report</a></td>'
@@ -129,39 +152,65 @@ def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REP
         f'<td><a href="notebooks/{html.escape(p.name)}">notebook</a></td></tr>'
         for p in executed
     )
-    verdicts = load_verdicts()
-    verdict_rows = "\n".join(
-        f"<tr><td>{html.escape(v.claim_id)}"
-        + (f"<br><small>{html.escape(v.candidate)} / {html.escape(v.baseline)}</small>" if v.candidate and v.baseline else "")
-        + f"</td><td><b>{html.escape(v.verdict)}</b></td>"
-        f"<td>{html.escape(v.explanation)}</td><td>{html.escape(v.notebook)}</td></tr>"
-        for v in sorted(verdicts, key=lambda v: v.claim_id)
-    )
-    from loadlab.harness.provenance import host_description
-
-    host = host_description()
+    records = read_records(output_dir)
+    runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
+    started = min((record["started_utc"] for record in records), default=None)
+    provenance = provenance_html("the collection", profile, run_id, runs, started_utc=started)
+    _, claim_catalogue = claims.load_claims()
+    verdicts = sorted(claims.load_verdicts(output_dir / "verdicts"), key=lambda v: v.claim_id)
+    claim_table = claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>loadlab reports</title>
-<style>body{{font-family:sans-serif;max-width:70em;margin:2em auto;line-height:1.4}}
+<style>body{{font-family:sans-serif;max-width:90em;margin:2em auto;line-height:1.4}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}}</style>
 </head><body>
 <h1>loadlab: what does a concurrency runtime cost under load?</h1>
-<p>Profile <b>{html.escape(profile)}</b>, exported {dt.datetime.now(dt.UTC).isoformat(timespec="seconds")} on
-{html.escape(str(host["cpu_model"]))} ({host["cpu_count"]} CPUs), kernel {html.escape(host["kernel"])}.
-Each report states its run id; raw data lives in <code>data/raw/</code>.</p>
+{provenance}
+<p>Exported {dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}. Each report opens with the same block for
+its own runs, and the setup of its source beside this one.</p>
 <h2>Notebooks</h2>
 <table><tr><th>#</th><th>title</th><th></th><th></th><th></th></tr>
 {rows}
 </table>
-<h2>Claims and verdicts</h2>
-<table><tr><th>claim</th><th>verdict</th><th>why</th><th>notebook</th></tr>
-{verdict_rows}
-</table>
+<h2>Claims: claimed beside measured, and how to reproduce each</h2>
+<p>Claimed values are the sources' own (their hardware, their units); measured values are the medians behind
+each verdict's ratio. Each command measures the claim again, or re-analyses the committed runs
+(<code>--run-id latest</code>).</p>
+{claim_table}
+<h2>Runs</h2>
+<p>Every run under <code>data/raw/</code>, the throughput benchmark included; processed tables are rebuilt from raw
+alone.</p>
+{_runs_table(output_dir)}
 </body></html>
 """
-    path = Path(output_dir) / "index.html"
+    path = output_dir / "index.html"
     write_text_atomic(path, page)
     return path
+
+
+def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, log=print) -> list[str]:
+    """The checks the test suite runs on exported pages, on these pages; returns the problems found.
+
+    Every page's visible text is scanned for reprs and runaway precision
+    (pages.html_checks). With `browser` and Chromium installed, index.html and
+    every no-code report are opened in headless Chromium (pages.browser): no
+    console error, every figure loaded, flame graphs zoom on click; a
+    screenshot of each page is kept in <output_dir>/screenshots/.
+    """
+    from loadlab.pages import browser as chromium
+    from loadlab.pages import html_checks
+
+    output_dir = Path(output_dir)
+    problems = [str(finding) for page in sorted(output_dir.glob("*.html")) for finding in html_checks.check_page(page)]
+    if browser:
+        if chromium.find_chromium() is None:
+            log("browser check skipped: chromium is not installed (Debian: apt-get install chromium)")
+        else:
+            pages = [output_dir / "index.html", *sorted(output_dir.glob("[0-9][0-9]-*.nocode.html"))]
+            for check in chromium.check_pages(pages, output_dir / "screenshots"):
+                problems += [f"{check.page}: {problem}" for problem in check.problems]
+                log(f"{check.page}: {check.images} figures, {check.flame_graphs} flame graphs; screenshot {check.screenshot}")
+    return problems
 
 
 def build_collection(profile: str, run_id: str | None = None, only: list[str] | None = None, log=print) -> Path:
@@ -175,7 +224,11 @@ def build_collection(profile: str, run_id: str | None = None, only: list[str] | 
         executed.append(execute(notebook, profile, run_id, log=log))
         export_html(executed[-1])
     everything = sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb"))
-    return write_index(everything, profile)
+    index = write_index(everything, profile, run_id=run_id)
+    # The text checks are quick; the browser check is `loadlab check-pages`.
+    for problem in check_exported(browser=False, log=log):
+        log(f"page check: {problem}")
+    return index
 
 
 def export_existing(log=print) -> Path:
@@ -186,5 +239,5 @@ def export_existing(log=print) -> Path:
     for notebook in executed:
         log(f"exporting {notebook.name}")
         export_html(notebook)
-    profile = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {}).get("profile", "?")
-    return write_index(executed, profile)
+    parameters = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {})
+    return write_index(executed, parameters.get("profile", "?"), run_id=parameters.get("run_id"))

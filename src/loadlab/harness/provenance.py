@@ -2,53 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-import platform
-import socket
-import subprocess
-import sys
-from pathlib import Path
+# Read without Docker, so they live on the analysis side; re-exported here for the manifests.
+from loadlab.hostfacts import cpu_model, git_state, host_description
 
-from loadlab import __version__, paths
-
-
-def git_state(root: Path = paths.ROOT) -> dict:
-    def git(*args: str) -> str | None:
-        try:
-            return subprocess.run(
-                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
-            ).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return None
-
-    # Dirty means the code differs from the commit: what runs write (data/, reports/) does not count,
-    # or every run of `make reproduce` would call itself dirty.
-    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)data", ":(exclude)reports")
-    return {"git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(status) if status is not None else None}
-
-
-def cpu_model() -> str | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or None
-
-
-def host_description() -> dict:
-    return {
-        "hostname": socket.gethostname(),
-        "kernel": platform.release(),
-        "os": platform.platform(),
-        "cpu_model": cpu_model(),
-        "cpu_count": len(os.sched_getaffinity(0)),
-        "python": sys.version.split()[0],
-        "loadlab": __version__,
-        "recorded_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
+__all__ = ["collect", "cpu_model", "git_state", "host_description"]
 
 
 def collect(client=None) -> dict:

@@ -2,35 +2,38 @@
 
 Every figure function takes tidy DataFrames with unit-carrying column names
 and returns a matplotlib Figure (not registered with pyplot, so a notebook
-shows it once); `save_figure` writes it as SVG and 300 dpi PNG.
+shows it once); `save_figure` lints it (`lint_figure`) and writes it as SVG
+and 300 dpi PNG. Colours, markers and line styles per runtime and variant
+come from `palette`; trials that are not evidence are drawn hollow.
 """
 
-from .forest import forest_figure
+from .forest import forest_figure, format_ratio
 from .gc import gc_pause_figure
-from .latency import latency_spectrum_figure, percentile_to_nines
-from .style import (
-    RUNTIME_COLOURS,
-    SavedFigure,
-    axis_label,
-    runtime_colour,
-    runtime_marker,
-    runtime_order,
-    runtime_palette,
-    save_figure,
-    spans_decades,
-    style_context,
-    style_rc,
-)
-from .throughput import throughput_figure
-from .timeseries import resources_over_time_figure
+from .latency import latency_spectrum_figure, percentile_label, percentile_to_nines
+from .lint import LintReport, lint_figure
+from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order, runtime_palette
+from .palette import series_style
+from .style import MIB, SavedFigure, axis_label, display_values, save_figure, spans_decades, style_context, style_rc
+from .throughput import ReferenceLine, cpu_per_request_figure, throughput_figure
+from .timeseries import memory_over_time_figure, resources_over_time_figure
 
 __all__ = [
+    "MIB",
     "RUNTIME_COLOURS",
+    "LintReport",
+    "ReferenceLine",
     "SavedFigure",
+    "SeriesStyle",
     "axis_label",
+    "cpu_per_request_figure",
+    "display_values",
     "forest_figure",
+    "format_ratio",
     "gc_pause_figure",
     "latency_spectrum_figure",
+    "lint_figure",
+    "memory_over_time_figure",
+    "percentile_label",
     "percentile_to_nines",
     "resources_over_time_figure",
     "runtime_colour",
@@ -38,6 +41,7 @@ __all__ = [
     "runtime_order",
     "runtime_palette",
     "save_figure",
+    "series_style",
     "spans_decades",
     "style_context",
     "style_rc",

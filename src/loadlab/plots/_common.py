@@ -1,15 +1,25 @@
-"""Helpers shared by the figure modules: checking input columns, medians with CIs, legends."""
+"""Helpers shared by the figure modules: input checks, excluded trials, medians with CIs, legends."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
+from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from loadlab.stats.median import median_ci
+
+from .palette import series_style
+
+# Colour of the legend's explanatory entries (what a line, a band or a hollow point means).
+KEY_COLOUR = "0.35"
+LOADGEN_SATURATED = "loadgen saturated"
 
 
 def require_columns(data: pd.DataFrame, columns: Sequence[str], figure: str) -> None:
@@ -23,13 +33,36 @@ def require_columns(data: pd.DataFrame, columns: Sequence[str], figure: str) -> 
         raise ValueError(f"{figure}: the data is empty")
 
 
+def exclusion_reasons(data: pd.DataFrame) -> pd.Series:
+    """Why each row (trial) is not evidence, or "" when it is.
+
+    The design's evidence rule: only trials that are ok, not stalled, and whose
+    loadgen was not saturated. A failed trial reads its `failure_reason`
+    ("stalled", "oom-killed", ...); a trial whose loadgen core was saturated
+    measured the loadgen, not the server. Rows without `status` or
+    `loadgen_saturated` columns are all evidence.
+    """
+    reasons = pd.Series("", index=data.index, dtype=object)
+    if "loadgen_saturated" in data.columns:
+        saturated = data["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
+        reasons[saturated] = LOADGEN_SATURATED
+    if "status" in data.columns:
+        failed = data["status"].astype(str) != "ok"
+        if "failure_reason" in data.columns:
+            why = data["failure_reason"].where(data["failure_reason"].notna(), data["status"]).astype(str)
+        else:
+            why = data["status"].astype(str)
+        reasons[failed] = why[failed]
+    return reasons
+
+
 def median_summary(
     data: pd.DataFrame, group_column: str, x_column: str, y_column: str, confidence: float
 ) -> pd.DataFrame:
     """Per (group, x): median of y across rows (trials) with its CI (loadlab.stats.median_ci), and n.
 
     CI bounds are NaN below the minimum number of trials for the confidence,
-    so a band simply is not drawn there.
+    so a band simply is not drawn there. Pass evidence rows only.
     """
     rows = []
     for (group, x), block in data.groupby([group_column, x_column], sort=True):
@@ -51,19 +84,66 @@ def median_summary(
     return pd.DataFrame(rows, columns=[group_column, x_column, "median", "ci_low", "ci_high", "n"])
 
 
-def legend_outside(figure: Figure, axes: Axes, title: str | None = None) -> None:
-    """Put the legend outside the plotting area, on the right, so it can never cover data."""
-    handles, labels = axes.get_legend_handles_labels()
-    unique = dict(zip(labels, handles))
-    if unique:
-        legend = figure.legend(
-            unique.values(), unique.keys(), loc="outside right upper", title=title, alignment="left"
-        )
-        if title:
-            legend.get_title().set_fontsize("small")
-            legend.get_title().set_color(".35")
+def series_handle(name: str, marker: bool = True) -> Line2D:
+    """A legend entry for one runtime or variant, drawn as the figure draws it (lines only: marker=False)."""
+    style = series_style(name)
+    return Line2D([], [], color=style.colour, marker=style.marker if marker else None, markersize=5,
+                  linestyle=style.linestyle, label=str(name))  # fmt: skip
 
 
-def band_caption(confidence: float) -> str:
-    """Text explaining what the shaded band is."""
-    return f"line: median of trials\nband: {confidence:.0%} CI of median\npoints: single trials"
+def excluded_label(reasons: pd.Series, values: pd.Series | None = None, trials: pd.Series | None = None) -> str | None:
+    """"excluded (hollow): loadgen saturated 11, stalled 6" (counts of trials), or None when none was excluded.
+
+    With `values` (the plotted y per row, one row per trial), a reason whose
+    trials have no value to draw (a stalled trial's CPU per request) says
+    so, so that the count in the legend never promises points the reader
+    cannot find. With `trials` (a trial id per row, for tables with many rows
+    per trial, such as samples or percentiles), trials are counted, not rows.
+    """
+    counts = Counter(reason for reason in reasons if reason)
+    if not counts:
+        return None
+    parts = []
+    for reason, count in sorted(counts.items()):
+        if trials is not None:
+            count = trials[reasons == reason].nunique()
+            parts.append(f"{reason} {count}")
+            continue
+        drawn = count if values is None else int(np.isfinite(values[reasons == reason].to_numpy(dtype=float)).sum())
+        parts.append(f"{reason} {count}" + ("" if drawn == count else f" ({count - drawn} with no value to draw)"))
+    return "excluded (hollow): " + ", ".join(parts)
+
+
+def key_handles(
+    confidence: float | None, reasons: pd.Series | None, median: str | None = "median of included trials",
+    points: str | None = "one trial", values: pd.Series | None = None,
+) -> list[Artist]:
+    """Legend entries that say what the marks mean: median line, CI band, a trial, an excluded trial."""
+    handles: list[Artist] = []
+    if median:
+        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=1.5, label=median))
+    if confidence is not None:
+        handles.append(Patch(color=KEY_COLOUR, alpha=0.25, linewidth=0, label=f"{confidence:.0%} CI of the median"))
+    if points:
+        handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, linestyle="none", label=points))
+    label = excluded_label(reasons, values) if reasons is not None else None
+    if label:
+        handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, markerfacecolor="none",
+                              linestyle="none", label=label))  # fmt: skip
+    return handles
+
+
+def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
+    """One legend under the plotting area, never over a title or the data.
+
+    As many columns as fit the figure's width: the legend is measured and
+    narrowed one column at a time until it fits.
+    """
+    if not handles:
+        return
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    for columns in range(len(handles), 0, -1):
+        legend = figure.legend(handles=list(handles), loc="outside lower center", ncols=columns)
+        if legend.get_window_extent(renderer).width <= 0.97 * figure.bbox.width or columns == 1:
+            return
+        legend.remove()

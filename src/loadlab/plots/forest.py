@@ -1,29 +1,144 @@
-"""Forest plot of ratios with CIs: one row per comparison or claim, a reference line at 1."""
+"""Forest plot of ratios with CIs: one row per comparison or verdict, a reference line at 1.
+
+What a reader must be able to tell apart at a glance, and how:
+
+- measured and claimed: a filled dot with its CI bar on the row's line, the
+  claimed ratio a black cross just below it, never on top of it;
+- the noise floor: per row, the A/A band of that row's metric, a grey box
+  with a dark outline. On an axis spanning six decades a band of a few
+  percent is narrower than a pixel, so when the data span more than about
+  ×0.45 to ×2.2, a second panel zooms on ×0.5 to ×2, where the bands and
+  the small differences (×1.09 against ×0.89) are seen at their true size;
+- the numbers: printed right of the plot (verdict, measured ratio with its
+  CI, claimed ratio, A/A band), because a mark can be read only so exactly.
+
+Axes are logarithmic with decade ticks (×0.01, ×1, ×100, ...) on a wide
+range, or finer ticks (×0.8, ×1, ×1.25, ...) within a decade or so.
+"""
 
 from __future__ import annotations
+
+import math
+import textwrap
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from ._common import require_columns
-from .style import new_figure, runtime_colour, style_context
+from ._common import legend_below, require_columns
+from .palette import series_style
+from .style import style_context
 
-# Ratio tick sets that read well on a log axis, symmetric around 1 (0.5x and 2x), finest
-# first; the finest set that puts at most _MAXIMUM_TICKS on the axis is used.
-_TICK_SETS = (
-    (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0),
-    (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0),
-    (0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0),
-)
-_MAXIMUM_TICKS = 7
+# Ticks used within _FINE_TICKS_DECADES of 1, and the zoom panel's range, beyond which decades are used.
+_FINE_TICKS = (0.5, 0.8, 1.0, 1.25, 2.0)
+_FINE_MINOR_TICKS = (0.67, 0.9, 1.1, 1.5)
+_FINE_TICKS_DECADES = math.log10(2.2)
+ZOOM_LIMITS = (1 / 2.1, 2.1)
+# At most this many labelled decades; the others keep an unlabelled tick.
+_MAXIMUM_DECADE_LABELS = 5
+NOISE_FILL, NOISE_EDGE = "0.85", "0.3"
+CLAIMED_COLOUR = "black"
+ZEBRA = "0.965"  # every other row's background, so a row can be followed to its numbers
+
+
+def format_ratio(value: float) -> str:
+    """×1.09, ×0.0156, ×8,330: three significant digits, thousands separated."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    text = f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
+    return f"\N{MULTIPLICATION SIGN}{text}"
+
+
+def format_ratio_interval(ratio: float, low: float, high: float) -> str:
+    """×1.03 [1.027, 1.033]: 3 significant digits, up to 5 where it takes more to tell the bounds apart."""
+    for digits in (3, 4, 5):
+        texts = [f"{v:,.0f}" if v >= 1000 else f"{v:.{digits}g}" for v in (ratio, low, high)]
+        if texts[1] != texts[2] or low == high:
+            break
+    return f"\N{MULTIPLICATION SIGN}{texts[0]} [{texts[1]}, {texts[2]}]"
 
 
 def _ratio_tick(value: float, _position: int) -> str:
-    return f"{value:g}\N{MULTIPLICATION SIGN}"
+    return format_ratio(value) if value >= 1 else f"\N{MULTIPLICATION SIGN}{value:g}"
+
+
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _row_note(record, ratio_column, low_column, high_column, claimed_column, verdict_column, noise) -> str:
+    parts = []
+    if verdict_column and isinstance(record.get(verdict_column), str):
+        parts.append(record[verdict_column])
+    ratio = record.get(ratio_column)
+    if _finite(ratio):
+        if _finite(record.get(low_column)) and _finite(record.get(high_column)):
+            measured = format_ratio_interval(float(ratio), float(record[low_column]), float(record[high_column]))
+        else:
+            measured = format_ratio(float(ratio))
+        parts.append(f"measured {measured}")
+    if claimed_column and _finite(record.get(claimed_column)):
+        parts.append(f"claimed {format_ratio(float(record[claimed_column]))}")
+    if noise is not None:
+        parts.append(f"A/A {format_ratio(noise[0])[1:]}\N{EN DASH}{format_ratio(noise[1])[1:]}")
+    return " \N{MIDDLE DOT} ".join(parts)
+
+
+def _x_limits(values: np.ndarray) -> tuple[float, float]:
+    finite = values[np.isfinite(values) & (values > 0)]
+    low = min(finite.min(), 1.0) if finite.size else 1.0
+    high = max(finite.max(), 1.0) if finite.size else 1.0
+    return min(low / 1.35, 1 / 1.3), max(high * 1.35, 1.3)
+
+
+def _set_ticks(axes, low: float, high: float) -> None:
+    if max(-math.log10(low), math.log10(high)) <= _FINE_TICKS_DECADES:
+        axes.xaxis.set_major_locator(FixedLocator([t for t in _FINE_TICKS if low <= t <= high]))
+        axes.xaxis.set_minor_locator(FixedLocator([t for t in _FINE_MINOR_TICKS if low <= t <= high]))
+    else:
+        decades = [10.0**d for d in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
+        decades = [d for d in decades if low <= d <= high]
+        step = math.ceil(len(decades) / _MAXIMUM_DECADE_LABELS)
+        # Labelled decades include ×1; the others are unlabelled ticks.
+        one = decades.index(1.0)
+        labelled = [d for i, d in enumerate(decades) if (i - one) % step == 0]
+        axes.xaxis.set_major_locator(FixedLocator(labelled))
+        axes.xaxis.set_minor_locator(FixedLocator([d for d in decades if d not in labelled]))
+    axes.xaxis.set_major_formatter(FuncFormatter(_ratio_tick))
+    axes.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _draw_rows(axes, rows, positions, bands, columns) -> None:
+    """Zebra rows, the ×1 line, each row's noise band, measured ratio with CI, and claimed ratio."""
+    label_column, ratio_column, low_column, high_column, group_column, claimed_column = columns
+    for position in positions[::2]:
+        axes.axhspan(position - 0.5, position + 0.5, color=ZEBRA, zorder=0, linewidth=0)
+    axes.axvline(1.0, color="0.3", linestyle="--", linewidth=0.9, zorder=1)
+    for position, (_, record), band in zip(positions, rows.iterrows(), bands):
+        group = record[group_column] if group_column else None
+        colour = series_style(group).colour if isinstance(group, str) and group else "0.15"
+        if band is not None and _finite(record[ratio_column]):
+            # Outlined, so that a band narrower than a pixel still shows as a mark.
+            axes.add_patch(Rectangle((band[0], position - 0.42), band[1] - band[0], 0.84, facecolor=NOISE_FILL,
+                                     edgecolor=NOISE_EDGE, linewidth=0.8, zorder=1))  # fmt: skip
+        if _finite(record[ratio_column]):
+            if _finite(record[low_column]) and _finite(record[high_column]):
+                axes.hlines(position + 0.08, float(record[low_column]), float(record[high_column]), color=colour,
+                            linewidth=1.8, zorder=3)  # fmt: skip
+            axes.plot(float(record[ratio_column]), position + 0.08, marker="o", markersize=6, color=colour,
+                      markeredgecolor="white", markeredgewidth=0.6, zorder=4)  # fmt: skip
+        if claimed_column and _finite(record[claimed_column]):
+            axes.plot(float(record[claimed_column]), position - 0.25, marker="x", markersize=6,
+                      markeredgewidth=1.6, color=CLAIMED_COLOUR, zorder=4)  # fmt: skip
+    axes.set_xscale("log")
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.grid(axis="y", visible=False)
 
 
 def forest_figure(
@@ -35,76 +150,85 @@ def forest_figure(
     group_column: str | None = None,
     claimed_column: str | None = None,
     noise_band: tuple[float, float] | None = None,
+    noise_low_column: str | None = None,
+    noise_high_column: str | None = None,
+    verdict_column: str | None = None,
     x_label: str = "ratio of medians, candidate / baseline",
     title: str | None = None,
 ) -> Figure:
-    """Ratios (dimensionless) with their CIs, first row at the top, on a log axis centred on 1.
+    """Ratios (dimensionless) with their CIs, first row at the top, on a log axis, numbers beside.
 
-    `data`: one row per comparison with `label_column` (e.g. "S3-throughput:
-    rust-tokio / go-nethttp"), `ratio_column` and the CI bounds (NaN bounds:
-    point only). `group_column` (optional): a server name per row that
-    colours it with the runtime's colour. `claimed_column` (optional): the
-    ratio a source claimed, drawn as a hollow diamond beside the measured one.
-    `noise_band` (optional): (low, high) ratios an A/A control (the same
-    server measured twice) produced; shaded so that a reader sees which
-    differences exceed the noise floor. A ratio's CI crossing 1 means no
-    detectable difference at that confidence.
+    `data`: one row per comparison or verdict with `label_column` (e.g.
+    "S3-throughput (rust / go)"), `ratio_column` and the CI bounds (NaN
+    bounds: point only; a NaN ratio: a row with its note only, e.g. a
+    verdict that is not a ratio). `group_column` (optional): a server name
+    per row, whose fixed colour the row takes. `claimed_column` (optional):
+    the ratio the source claimed. The noise floor: either one `noise_band`
+    (low, high) for every row, or per-row bounds in `noise_low_column` /
+    `noise_high_column` (the A/A band of each row's own metric; NaN: none
+    measured for that metric). `verdict_column` (optional) starts each row's
+    note. A CI crossing ×1 means no detectable difference at that confidence.
     """
     columns = [label_column, ratio_column, low_column, high_column]
-    columns += [c for c in (group_column, claimed_column) if c is not None]
+    columns += [c for c in (group_column, claimed_column, noise_low_column, noise_high_column, verdict_column) if c]
     require_columns(data, columns, "forest_figure")
     rows = data.reset_index(drop=True)
-    if noise_band is not None and not all(np.isfinite(np.asarray(noise_band, dtype=float))):
+    if noise_band is not None and not all(_finite(v) for v in noise_band):
         noise_band = None  # an A/A run too small for an interval has no band to draw
+    bands = []
+    for _, record in rows.iterrows():
+        if noise_low_column and _finite(record[noise_low_column]) and _finite(record[noise_high_column]):
+            bands.append((float(record[noise_low_column]), float(record[noise_high_column])))
+        else:
+            bands.append(tuple(map(float, noise_band)) if noise_band is not None else None)
+    value_columns = [ratio_column, low_column, high_column] + ([claimed_column] if claimed_column else [])
+    values = pd.concat([pd.to_numeric(rows[c], errors="coerce") for c in value_columns]).to_numpy(dtype=float)
+    values = np.concatenate([values, np.array([v for band in bands if band for v in band], dtype=float)])
+    low_limit, high_limit = _x_limits(values)
     positions = np.arange(len(rows))[::-1]  # first row at the top
-    every_value = pd.concat(
-        [rows[c] for c in [ratio_column, low_column, high_column] + ([claimed_column] if claimed_column else [])]
-    ).to_numpy(dtype=float)
-    finite = every_value[np.isfinite(every_value) & (every_value > 0)]
-    if noise_band is not None:
-        finite = np.concatenate([finite, np.asarray(noise_band, dtype=float)])
-    low_limit = min(finite.min(), 1.0) if finite.size else 0.5
-    high_limit = max(finite.max(), 1.0) if finite.size else 2.0
-    # Symmetric in log space around 1, so that 0.5x and 2x look equally far from "no difference".
-    half_width = max(abs(np.log10(low_limit)), abs(np.log10(high_limit)), np.log10(1.25)) * 1.15
+    # A row without a measured ratio has no use for the band in its note.
+    notes = [_row_note(record, ratio_column, low_column, high_column, claimed_column, verdict_column,
+                       band if _finite(record[ratio_column]) else None)
+             for (_, record), band in zip(rows.iterrows(), bands)]  # fmt: skip
+
+    columns = (label_column, ratio_column, low_column, high_column, group_column, claimed_column)
+    zoomed = max(-math.log10(low_limit), math.log10(high_limit)) > _FINE_TICKS_DECADES
 
     with style_context():
-        figure, axes = new_figure(7.0, 1.0 + 0.32 * len(rows))
-        handles = []
-        if noise_band is not None:
-            axes.axvspan(noise_band[0], noise_band[1], color="0.85", zorder=0, linewidth=0)
-            handles.append(Patch(color="0.85", label="A/A noise band"))
-        axes.axvline(1.0, color="0.3", linestyle="--", linewidth=0.9, zorder=1)
-        for position, (_, record) in zip(positions, rows.iterrows()):
-            colour = runtime_colour(record[group_column]) if group_column else "0.15"
-            ratio, low, high = (float(record[c]) for c in (ratio_column, low_column, high_column))
-            if np.isfinite(low) and np.isfinite(high):
-                axes.hlines(position, low, high, color=colour, linewidth=1.6, zorder=2)
-            axes.plot(ratio, position, marker="o", color=colour, markersize=5, zorder=3)
-            if claimed_column is not None and np.isfinite(float(record[claimed_column])):
-                axes.plot(
-                    float(record[claimed_column]), position, marker="D", markersize=5,
-                    markerfacecolor="none", markeredgecolor=colour, zorder=3,
-                )  # fmt: skip
-        handles.append(Line2D([], [], color="0.15", marker="o", linewidth=1.6, label="measured (CI)"))
-        if claimed_column is not None:
-            claimed = Line2D([], [], color="0.15", marker="D", markerfacecolor="none", linestyle="none", label="claimed")
-            handles.append(claimed)
-        axes.set_xscale("log")
-        axes.set_xlim(10**-half_width, 10**half_width)
-        limit = 10**half_width
-        for tick_set in _TICK_SETS:
-            ticks = [t for t in tick_set if 1 / limit <= t <= limit]
-            if len(ticks) <= _MAXIMUM_TICKS:
-                break
-        axes.xaxis.set_major_locator(FixedLocator(ticks))
-        axes.xaxis.set_major_formatter(FuncFormatter(_ratio_tick))
-        axes.xaxis.set_minor_formatter(NullFormatter())
-        axes.set_yticks(positions, rows[label_column].astype(str))
-        axes.set_ylim(-0.7, len(rows) - 0.3)
-        axes.grid(axis="y", visible=False)
-        axes.set_xlabel(f"{x_label} (log scale)")
+        figure = Figure(figsize=(13.0 if zoomed else 10.0, 1.9 + 0.3 * len(rows)), layout="constrained")
+        panels = figure.subplots(1, 2, sharey=True) if zoomed else [figure.subplots()]
+        _draw_rows(panels[0], rows, positions, bands, columns)
+        panels[0].set_xlim(low_limit, high_limit)
+        _set_ticks(panels[0], low_limit, high_limit)
+        panels[0].set_yticks(positions, rows[label_column].astype(str))
+        if zoomed:
+            _draw_rows(panels[1], rows, positions, bands, columns)
+            panels[1].set_xlim(*ZOOM_LIMITS)
+            _set_ticks(panels[1], *ZOOM_LIMITS)
+            panels[0].set_title("every row", fontsize="medium")
+            panels[1].set_title("zoom on \N{MULTIPLICATION SIGN}0.5 to \N{MULTIPLICATION SIGN}2", fontsize="medium")
+            panels[1].tick_params(axis="y", left=False, labelleft=False)
+        # Wrapped: two panels share the width, and their labels must not meet.
+        panels[0].set_xlabel(textwrap.fill(f"{x_label} (log scale)", 34 if zoomed else 80))
+        if zoomed:
+            panels[1].set_xlabel("the same ratio, zoomed\n(log scale)")
+        # The numbers as the right-hand tick labels of the last panel: the layout then makes room for them.
+        notes_axes = panels[-1].twinx()
+        notes_axes.set_ylim(panels[-1].get_ylim())
+        notes_axes.set_yticks(positions, notes, fontsize="small")
+        notes_axes.tick_params(axis="y", length=0)
+        notes_axes.grid(False)
         if title:
             figure.suptitle(title)
-        figure.legend(handles=handles, loc="outside right upper")
+        handles = [
+            Line2D([], [], color="0.15", marker="o", markersize=6, markeredgecolor="white", linewidth=1.8,
+                   label="measured ratio of medians, 95% CI"),
+            Line2D([], [], color=CLAIMED_COLOUR, marker="x", markersize=6, markeredgewidth=1.6, linestyle="none",
+                   label="claimed by the source"),
+            Line2D([], [], color="0.3", linestyle="--", linewidth=0.9, label="\N{MULTIPLICATION SIGN}1: no difference"),
+        ]  # fmt: skip
+        if any(band is not None for band in bands):
+            handles.append(Patch(facecolor=NOISE_FILL, edgecolor=NOISE_EDGE, linewidth=0.8,
+                                 label="A/A noise band of the row's metric"))  # fmt: skip
+        legend_below(figure, handles)
     return figure

@@ -5,19 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from loadlab.stats.median import median_ci
 
-from ._common import legend_outside, require_columns
-from .style import (
-    new_figure,
-    runtime_colour,
-    runtime_marker,
-    runtime_order,
-    seconds_formatter,
-    spans_decades,
-    style_context,
-)
+from ._common import KEY_COLOUR, legend_below, require_columns, series_handle
+from .palette import runtime_order, series_style
+from .style import format_log_axis, new_figure, seconds_formatter, spans_decades, style_context
 
 
 def _pause_totals(
@@ -58,16 +52,19 @@ def gc_pause_figure(
     servers = runtime_order(list(events[group_column].unique()) + list(totals[group_column].unique()))
 
     with style_context():
-        figure, (ecdf_axes, total_axes) = new_figure(7.0, 3.2, ncols=2, width_ratios=[1.4, 1.0])
+        figure, (ecdf_axes, total_axes) = new_figure(7.0, 3.8, ncols=2, width_ratios=[1.4, 1.0])
         for server in servers:
             pauses = np.sort(events.loc[events[group_column] == server, pause_column].to_numpy(dtype=float))
             pauses = pauses[np.isfinite(pauses)]
             if pauses.size:
                 fraction = np.arange(1, pauses.size + 1) / pauses.size
-                ecdf_axes.step(pauses, fraction, where="post", color=runtime_colour(server), label=server)
+                style = series_style(server)
+                ecdf_axes.step(pauses, fraction, where="post", color=style.colour, linestyle=style.linestyle)
         if spans_decades(events[pause_column]):
             ecdf_axes.set_xscale("log")
-        ecdf_axes.xaxis.set_major_formatter(seconds_formatter())
+            format_log_axis(ecdf_axes.xaxis, events[pause_column], seconds_formatter())
+        else:
+            ecdf_axes.xaxis.set_major_formatter(seconds_formatter())
         ecdf_axes.set_ylim(0, 1.02)
         ecdf_axes.set_xlabel("single GC pause (s)")
         ecdf_axes.set_ylabel("fraction of pauses \N{LESS-THAN OR EQUAL TO} x")
@@ -77,27 +74,32 @@ def gc_pause_figure(
             values = totals.loc[totals[group_column] == server, pause_column].to_numpy(dtype=float)
             if values.size == 0:
                 continue
-            colour = runtime_colour(server)
+            style = series_style(server)
+            colour = style.colour
             jitter = rng.uniform(-0.12, 0.12, values.size)
-            total_axes.scatter(
-                position + jitter, values, s=12, color=colour, marker=runtime_marker(server), alpha=0.6, linewidths=0
-            )
+            total_axes.scatter(position + jitter, values, s=12, color=colour, marker=style.marker, alpha=0.6, linewidths=0)
             estimate = median_ci(values, confidence)
             total_axes.hlines(estimate.median, position - 0.25, position + 0.25, color=colour, linewidth=2)
             if np.isfinite(estimate.ci_low):
                 total_axes.vlines(position + 0.3, estimate.ci_low, estimate.ci_high, color=colour, linewidth=1.5)
-        total_axes.set_xticks(range(len(servers)), servers, rotation=30, ha="right")
+        total_axes.set_xticks(range(len(servers)), servers, rotation=40, ha="right", rotation_mode="anchor")
         total_axes.set_xlim(-0.6, len(servers) - 0.4)
         # Log only if no trial paused 0 s: a log axis cannot show zero.
         if (totals[pause_column] > 0).all() and spans_decades(totals[pause_column]):
             total_axes.set_yscale("log")
+            format_log_axis(total_axes.yaxis, totals[pause_column], seconds_formatter())
         else:
             total_axes.set_ylim(bottom=0)
-        total_axes.yaxis.set_major_formatter(seconds_formatter())
+            total_axes.yaxis.set_major_formatter(seconds_formatter())
         total_axes.set_ylabel("total GC pause per trial (s)")
         total_axes.grid(axis="x", visible=False)
         if title:
             figure.suptitle(title)
-        caption = f"right panel:\npoints: single trials\nbar: median\nline: {confidence:.0%} CI of median"
-        legend_outside(figure, ecdf_axes, title=caption)
+        handles = [series_handle(server) for server in servers] + [
+            Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, linestyle="none", label="right: one trial"),
+            Line2D([], [], color=KEY_COLOUR, marker="_", markersize=12, linestyle="none", label="right: median"),
+            Line2D([], [], color=KEY_COLOUR, marker="|", markersize=12, linestyle="none",
+                   label=f"right: {confidence:.0%} CI of the median"),
+        ]  # fmt: skip
+        legend_below(figure, handles)
     return figure

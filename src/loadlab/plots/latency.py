@@ -1,22 +1,20 @@
-"""Latency percentile spectrum on a "nines" axis (p50, p90, p99, p99.9, p99.99, max)."""
+"""Latency percentile spectrum on a "nines" axis, ticks at 50, 90, 99, 99.9, 99.99 and max."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from ._common import legend_outside, median_summary, require_columns
-from .style import (
-    new_figure,
-    runtime_colour,
-    runtime_marker,
-    runtime_order,
-    seconds_formatter,
-    spans_decades,
-    style_context,
-)
+from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import require_columns, series_handle
+from .palette import runtime_order, series_style
+from .style import format_log_axis, new_figure, seconds_formatter, spans_decades, style_context
 
+# The percentiles a reader looks for; only these get a tick, however dense the spectrum.
+TICK_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99, 99.999)
+FIRST_PERCENTILE = 50.0
 # Where "max" (percentile 100, infinitely many nines) is drawn: this far right of the last finite tick.
 _MAX_GAP_NINES = 0.7
 
@@ -26,8 +24,9 @@ def percentile_to_nines(percentile: float | np.ndarray) -> np.ndarray:
     return -np.log10(1.0 - np.asarray(percentile, dtype=float) / 100.0)
 
 
-def _percentile_label(percentile: float) -> str:
-    return f"p{percentile:g}"
+def percentile_label(percentile: float) -> str:
+    """50 -> "50", 99.9 -> "99.9": the tick label of a percentile (the axis label says "percentile")."""
+    return f"{percentile:g}"
 
 
 def latency_spectrum_figure(
@@ -49,33 +48,51 @@ def latency_spectrum_figure(
     each trial's spectrum is drawn thin and the median across trials with
     its `confidence` CI as line and band. Optional columns
     ``latency_ci_low_s`` / ``latency_ci_high_s`` draw a precomputed band
-    instead. Label closed-loop (wrk) data as such in `title`: closed-loop
-    latency hides stalls (coordinated omission).
+    instead. Optional ``status`` / ``failure_reason`` / ``loadgen_saturated``
+    columns mark excluded trials: dashed, and left out of the median. The
+    spectrum is drawn from p50; ticks sit at 50, 90, 99, 99.9, 99.99 (as far
+    as the data reach) and max, never at every measured percentile. Label
+    closed-loop (wrk) data as such in `title`: closed-loop latency hides
+    stalls (coordinated omission).
     """
     require_columns(data, [group_column, percentile_column, latency_column], "latency_spectrum_figure")
     frame = data.copy()
     frame[percentile_column] = pd.to_numeric(frame[percentile_column], errors="coerce")
     if ((frame[percentile_column] <= 0) | (frame[percentile_column] > 100)).any():
         raise ValueError(f"{percentile_column} must lie in (0, 100]")
+    if (frame[percentile_column] >= FIRST_PERCENTILE).any():
+        # Below the median the nines scale has no room (p0.1 to p50 fit in 0.3 of a unit): draw from p50.
+        frame = frame[frame[percentile_column] >= FIRST_PERCENTILE]
     finite = frame[frame[percentile_column] < 100]
     percentiles = np.sort(finite[percentile_column].unique())
     max_x = (percentile_to_nines(percentiles.max()) if percentiles.size else 0.0) + _MAX_GAP_NINES
+    # Ticks at the standard percentiles the data reaches (and at the measured ones when there are few).
+    tick_percentiles = [p for p in TICK_PERCENTILES if percentiles.size and percentiles.min() <= p <= percentiles.max()]
+    if len(percentiles) <= len(TICK_PERCENTILES):
+        tick_percentiles = list(percentiles)
+    tick_nines = percentile_to_nines(np.asarray(tick_percentiles, dtype=float)) if tick_percentiles else np.array([])
     frame["nines"] = np.where(
         frame[percentile_column] < 100, percentile_to_nines(frame[percentile_column].clip(upper=99.9999999)), max_x
     )
     has_trials = trial_column in frame.columns and frame.groupby(group_column)[trial_column].nunique().max() > 1
     servers = runtime_order(frame[group_column].unique())
+    reasons = exclusion_reasons(frame)
 
     with style_context():
-        figure, axes = new_figure(6.0, 3.6)
+        figure, axes = new_figure(6.0, 4.0)
         for server in servers:
-            colour, marker = runtime_colour(server), runtime_marker(server)
+            style = series_style(server)
+            colour, marker = style.colour, style.marker
             rows = frame[frame[group_column] == server]
             if has_trials:
                 for _, trial in rows.groupby(trial_column):
                     curve = trial[trial[percentile_column] < 100].sort_values("nines")
-                    axes.plot(curve["nines"], curve[latency_column], color=colour, alpha=0.3, linewidth=0.6)
-                summary = median_summary(rows, group_column, "nines", latency_column, confidence)
+                    excluded = bool((reasons.loc[trial.index] != "").any())
+                    # An excluded trial is drawn dashed (a line cannot be hollow) and left out of the median.
+                    axes.plot(curve["nines"], curve[latency_column], color=colour, alpha=0.35,
+                              linewidth=0.8 if excluded else 0.6, linestyle="--" if excluded else "-")  # fmt: skip
+                evidence = rows[reasons.loc[rows.index] == ""]
+                summary = median_summary(evidence, group_column, "nines", latency_column, confidence)
                 summary = summary.rename(columns={"median": latency_column})
                 low, high = summary["ci_low"], summary["ci_high"]
                 points = summary
@@ -85,7 +102,10 @@ def latency_spectrum_figure(
                 high = rows.get("latency_ci_high_s")
             points = points.sort_values("nines")
             curve = points[points["nines"] < max_x]
-            axes.plot(curve["nines"], curve[latency_column], color=colour, marker=marker, markersize=4, label=server)
+            # Markers only at the labelled percentiles: the spectrum itself has about a thousand points.
+            marked = np.flatnonzero(np.isin(np.round(curve["nines"].to_numpy(dtype=float), 9), np.round(tick_nines, 9)))
+            axes.plot(curve["nines"], curve[latency_column], color=colour, marker=marker, markersize=4,
+                      linestyle=style.linestyle, markevery=list(marked))  # fmt: skip
             if low is not None and high is not None:
                 band = pd.DataFrame({"nines": points["nines"], "low": low, "high": high}).sort_values("nines")
                 band = band[band["nines"] < max_x]
@@ -93,26 +113,33 @@ def latency_spectrum_figure(
             maximum = points[points["nines"] >= max_x]
             axes.scatter(maximum["nines"], maximum[latency_column], color=colour, marker=marker, s=18, zorder=4)
 
-        ticks = [float(percentile_to_nines(p)) for p in percentiles]
-        labels = [_percentile_label(p) for p in percentiles]
+        ticks = list(tick_nines)
+        labels = [percentile_label(p) for p in tick_percentiles]
         if (frame[percentile_column] == 100).any():
             ticks.append(max_x)
             labels.append("max")
             # "max" is not on the nines scale: fence it off.
             axes.axvline(max_x - _MAX_GAP_NINES / 2, color=".6", linewidth=0.8, linestyle=":")
         axes.set_xticks(ticks, labels)
-        axes.set_xlim(min(ticks) - 0.2 if ticks else 0, max(ticks) + 0.3 if ticks else 1)
+        finite_nines = frame.loc[frame[percentile_column] < 100, "nines"]
+        left = min([min(ticks) - 0.2] + ([float(finite_nines.min()) - 0.05] if len(finite_nines) else [])) if ticks else 0
+        axes.set_xlim(left, max(ticks) + 0.3 if ticks else 1)
         if spans_decades(frame[latency_column]):
             axes.set_yscale("log")
+            format_log_axis(axes.yaxis, frame[latency_column], seconds_formatter())
         else:
             axes.set_ylim(bottom=0)
-        axes.yaxis.set_major_formatter(seconds_formatter())
-        axes.set_xlabel("percentile (nines scale: each step is ten times rarer)")
+            axes.yaxis.set_major_formatter(seconds_formatter())
+        axes.set_xlabel("percentile (%), on a nines scale: 90, 99, 99.9 are each ten times rarer")
         axes.set_ylabel("latency (s)")
         if title:
             figure.suptitle(title)
-        caption = None
+        handles = [series_handle(server) for server in servers]
         if has_trials:
-            caption = f"thin: single trials\nline: median of trials\nband: {confidence:.0%} CI of median"
-        legend_outside(figure, axes, title=caption)
+            handles += key_handles(confidence, None, points=None)
+            handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.6, alpha=0.6, label="one trial"))
+            if (reasons != "").any():
+                handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.8, linestyle="--",
+                                      label=excluded_label(reasons, trials=frame[trial_column]).replace("(hollow)", "(dashed)")))  # fmt: skip
+        legend_below(figure, handles)
     return figure

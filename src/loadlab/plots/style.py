@@ -1,14 +1,12 @@
-"""One look for every figure: seaborn "paper" context, fixed colours per runtime, saving.
+"""One look for every figure: seaborn "paper" context, units, tick formats, saving.
 
-Colours are the Okabe-Ito palette (Okabe & Ito, "Color Universal Design",
-2008), which stays distinguishable for the common colour-vision
-deficiencies, plus a purple and a grey. Runtimes of one family get
-neighbouring hues (Go: blues, Java: orange/vermillion). A server name with a
-suffix, such as ``java-virtual-jdk25``, gets a shade of its base colour;
-any other name gets a deterministic fallback colour, so a figure never
-changes colours between runs. Every figure function here draws inside
-`style_context()`, so figures look the same whatever the caller's rcParams,
-and the caller's global state is left alone.
+Colours, markers and line styles per runtime live in `palette`. Every
+figure function draws inside `style_context()`, so figures look the same
+whatever the caller's rcParams, and the caller's global state is left
+alone. Memory is shown in MiB everywhere (the tables use MiB too): a
+``*_bytes`` column is divided by 2**20 before it is drawn (`display_values`)
+and labelled "(MiB)" (`axis_label`). `save_figure` lints every figure at
+its saved size (`lint`) before writing it.
 """
 
 from __future__ import annotations
@@ -16,133 +14,23 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import zlib
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import matplotlib
-import matplotlib.colors
 import numpy as np
+import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
-from matplotlib.ticker import EngFormatter
+from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
+
 
 PNG_DPI = 300
-
-RUNTIME_COLOURS: dict[str, str] = {
-    "go-nethttp": "#56B4E9",  # sky blue
-    "go-workerpool": "#0072B2",  # blue
-    "java-platform": "#E69F00",  # orange
-    "java-virtual": "#D55E00",  # vermillion
-    "rust-tokio": "#CC79A7",  # reddish purple
-    "php-swoole": "#009E73",  # bluish green
-    "python-asyncio": "#6A3D9A",  # purple
-    "nginx-baseline": "#4D4D4D",  # dark grey: the ceiling, not a contestant
-}
-
-RUNTIME_MARKERS: dict[str, str] = {
-    "go-nethttp": "o",
-    "go-workerpool": "s",
-    "java-platform": "^",
-    "java-virtual": "v",
-    "rust-tokio": "D",
-    "php-swoole": "P",
-    "python-asyncio": "X",
-    "nginx-baseline": "*",
-}
-
-# Short names used by claims.yaml and by java-threads' THREAD_MODEL variants.
-RUNTIME_ALIASES: dict[str, str] = {
-    "go": "go-nethttp",
-    "rust": "rust-tokio",
-    "swoole": "php-swoole",
-    "nginx": "nginx-baseline",
-    "python": "python-asyncio",
-    "java-threads-platform": "java-platform",
-    "java-threads-virtual": "java-virtual",
-}
-
-# Shade of the base colour for a variant: > 0 mixes with white, < 0 with black.
-VARIANT_SHADES: dict[str, float] = {"jdk21": 0.0, "jdk25": -0.35}
-_FALLBACK_SHADES = (0.35, -0.3, 0.55, -0.5)
-
-# Colours for servers we do not know; picked by a stable hash of the name.
-FALLBACK_COLOURS = ("#999933", "#882255", "#44AA99", "#332288", "#AA4499", "#117733", "#DDCC77", "#661100")
-FALLBACK_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-
-
-def _stable_index(text: str, modulus: int) -> int:
-    # crc32, not hash(): Python salts str hashes per process.
-    return zlib.crc32(text.encode("utf-8")) % modulus
-
-
-def _split_runtime(name: str) -> tuple[str | None, str]:
-    """(known base runtime or None, variant suffix) for a server name."""
-    canonical = RUNTIME_ALIASES.get(name, name)
-    best = None
-    for base in RUNTIME_COLOURS:
-        if canonical == base or canonical.startswith(base + "-"):
-            if best is None or len(base) > len(best):
-                best = base
-    if best is None:
-        # An alias with a suffix: "java-threads-virtual-jdk25", "go-quota".
-        for alias in sorted(RUNTIME_ALIASES, key=len, reverse=True):
-            if canonical.startswith(alias + "-"):
-                return RUNTIME_ALIASES[alias], canonical[len(alias) + 1 :]
-        return None, ""
-    return best, canonical[len(best) + 1 :]
-
-
-def shade(colour: str, amount: float) -> str:
-    """Mix `colour` with white (amount > 0) or black (amount < 0); |amount| in [0, 1]."""
-    rgb = np.array(matplotlib.colors.to_rgb(colour))
-    target = np.ones(3) if amount > 0 else np.zeros(3)
-    mixed = rgb + (target - rgb) * min(abs(amount), 1.0)
-    return matplotlib.colors.to_hex(mixed)
-
-
-def runtime_colour(name: str) -> str:
-    """The fixed hex colour of a server/runtime name, the same in every figure.
-
-    Known names (and their aliases) get their palette colour; a known name
-    with a suffix (``java-virtual-jdk25``) a shade of it; unknown names a
-    deterministic fallback colour (which two unknown names may share).
-    """
-    base, variant = _split_runtime(str(name))
-    if base is None:
-        return FALLBACK_COLOURS[_stable_index(str(name), len(FALLBACK_COLOURS))]
-    colour = RUNTIME_COLOURS[base]
-    if not variant:
-        return colour
-    amount = VARIANT_SHADES.get(variant)
-    if amount is None:
-        amount = _FALLBACK_SHADES[_stable_index(variant, len(_FALLBACK_SHADES))]
-    return shade(colour, amount) if amount else colour
-
-
-def runtime_marker(name: str) -> str:
-    """The fixed matplotlib marker of a server (helps readers who cannot tell the colours apart)."""
-    base, _ = _split_runtime(str(name))
-    if base is None:
-        return FALLBACK_MARKERS[_stable_index(str(name), len(FALLBACK_MARKERS))]
-    return RUNTIME_MARKERS[base]
-
-
-def runtime_palette(names: Iterable[str]) -> dict[str, str]:
-    """{name: colour} for seaborn's ``palette=`` argument."""
-    return {name: runtime_colour(name) for name in names}
-
-
-def runtime_order(names: Iterable[str]) -> list[str]:
-    """Names in a stable order: known runtimes in palette order, then the rest alphabetically."""
-    known = list(RUNTIME_COLOURS)
-
-    def key(name: str) -> tuple[int, str]:
-        base, variant = _split_runtime(str(name))
-        return (known.index(base) if base else len(known), str(name))
-
-    return sorted(dict.fromkeys(names), key=key)
+MIB = 1024**2
+# Set to "1" (the test suite does) to make `save_figure` raise on a lint problem instead of warning.
+STRICT_ENVIRONMENT_VARIABLE = "LOADLAB_STRICT_FIGURES"
 
 
 def style_rc() -> dict:
@@ -197,16 +85,31 @@ def spans_decades(values: Iterable[float], decades: float = 1.0) -> bool:
 _KNOWN_LABELS = {
     "concurrency": "concurrency (connections)",
     "connections": "concurrency (connections)",
+    "level": "load level",
+    "offered_rps": "offered rate (req/s)",
     "offered_rate_rps": "offered rate (req/s)",
     "rate_rps": "offered rate (req/s)",
     "throughput_rps": "throughput (req/s)",
-    "t_s": "time since start of trial (s)",
-    "memory_in_use_bytes": "memory in use (bytes)",
-    "tasks": "tasks (threads)",
+    "t_s": "time in the measured window (s)",
+    "memory_in_use_bytes": "memory in use (MiB)",
+    "memory_peak_bytes": "peak memory in use (MiB)",
+    "memory_peak_mib": "peak memory in use (MiB)",
+    "tasks": "OS threads (pids cgroup)",
+    "tasks_peak": "peak OS threads (pids cgroup)",
+    "goroutines_peak": "peak goroutines",
+    "server_cpu_pct": "server CPU (% of one core)",
+    "server_cpu_us_per_request": "server CPU per request (\N{MICRO SIGN}s)",
     "pause_s": "GC pause (s)",
     "latency_s": "latency (s)",
 }
-_UNIT_SUFFIX_LABELS = (("_bytes", "bytes"), ("_rps", "req/s"), ("_s", "s"), ("_pct", "%"), ("_count", "count"))
+# Suffix -> unit shown in the label. Bytes are drawn in MiB (see display_values).
+_UNIT_SUFFIX_LABELS = (
+    ("_bytes", "MiB"), ("_mib", "MiB"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "\N{MICRO SIGN}s"),
+    ("_s", "s"), ("_pct", "%"), ("_count", "count"),
+)  # fmt: skip
+# Where the level axis comes from, by the column the figure was given: what one level is called.
+LEVEL_UNITS = {"concurrency": "connections", "connections": "connections", "offered_rps": "req/s offered",
+               "offered_rate_rps": "req/s offered", "rate_rps": "req/s offered"}  # fmt: skip
 
 
 def axis_label(column: str) -> str:
@@ -219,6 +122,12 @@ def axis_label(column: str) -> str:
     return column.replace("_", " ")
 
 
+def display_values(column: str, values) -> pd.Series:
+    """`values` in the unit `axis_label(column)` names: bytes become MiB, everything else is unchanged."""
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").astype(float)
+    return numbers / MIB if column.endswith("_bytes") else numbers
+
+
 def seconds_formatter() -> EngFormatter:
     """Tick labels like "250 µs", "1 ms", "2 s"."""
     return EngFormatter(unit="s", places=None, sep="\N{NO-BREAK SPACE}")
@@ -229,13 +138,40 @@ def count_formatter() -> EngFormatter:
     return EngFormatter(unit="", sep="")
 
 
-def bytes_formatter() -> EngFormatter:
-    """Tick labels with decimal SI prefixes: "500 MB", "2 GB" (1 MB = 10^6 bytes, as in claims.yaml).
+def format_log_axis(axis, values, formatter) -> None:
+    """Tick labels of a log axis: decades, plus 2, 3 and 5 times them on a short axis.
 
-    Decimal, not binary, so that the ticks of a log axis fall on round
-    numbers; loadlab.stats.format_quantity uses the same convention.
+    Values spanning under 1.5 decades get labels at 2, 3 and 5 times each
+    decade, under 2 decades at 2 and 5 times, so that a short axis has
+    enough labels to read a value from; longer axes label decades only.
+    Without this, matplotlib labels the minor ticks of a short log axis in
+    scientific notation ("4×10^4") beside the formatter's "10k".
     """
-    return EngFormatter(unit="B", sep="\N{NO-BREAK SPACE}")
+    array = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
+    array = array[np.isfinite(array) & (array > 0)]
+    span = np.log10(array.max() / array.min()) if array.size else np.inf
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(formatter)
+    if span < 2:
+        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 3.0, 5.0) if span < 1.5 else (2.0, 5.0)))
+        axis.set_minor_formatter(formatter)
+    else:
+        axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
+        axis.set_minor_formatter(NullFormatter())
+
+
+def plain_number(value: float) -> str:
+    """A tick or level as a reader writes it: 1000 -> "1,000", 0.5 -> "0.5", 150.0 -> "150"."""
+    if not np.isfinite(value):
+        return ""
+    if abs(value) >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def plain_formatter() -> FuncFormatter:
+    """Tick labels with thousands separators and at most 3 significant digits below 1,000."""
+    return FuncFormatter(lambda value, _position: plain_number(value))
 
 
 class SavedFigure(NamedTuple):
@@ -249,7 +185,12 @@ _NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def save_figure(fig: Figure, name: str, directory: str | os.PathLike) -> SavedFigure:
-    """Write `fig` as ``<directory>/<name>.svg`` and ``.png`` (300 dpi); return both paths.
+    """Lint `fig` (`lint.lint_figure`), then write it as ``<directory>/<name>.svg`` and ``.png`` (300 dpi).
+
+    A lint problem (overlapping tick labels, a legend over a title or the
+    data, an unreadable number of ticks) is a warning, or an error when the
+    environment variable LOADLAB_STRICT_FIGURES is "1" (the test suite sets
+    it when it executes the notebooks). Returns both paths.
 
     `name` is a file stem: letters, digits, dot, dash, underscore. Each file
     is written to a temporary name and renamed, so a reader never sees half
@@ -258,6 +199,14 @@ def save_figure(fig: Figure, name: str, directory: str | os.PathLike) -> SavedFi
     """
     if not _NAME_PATTERN.match(name) or name.endswith((".svg", ".png")):
         raise ValueError(f"name={name!r} is not allowed: name must be a file stem of letters, digits, '.', '-', '_'")
+    from .lint import lint_figure  # here, not at the top: lint imports this module
+
+    report = lint_figure(fig)
+    if report.problems:
+        message = f"figure {name!r} is not legible: " + "; ".join(report.problems)
+        if os.environ.get(STRICT_ENVIRONMENT_VARIABLE) == "1":
+            raise ValueError(message)
+        warnings.warn(message, stacklevel=2)
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     paths = SavedFigure(target / f"{name}.svg", target / f"{name}.png")

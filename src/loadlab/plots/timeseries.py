@@ -1,21 +1,34 @@
-"""Memory in use and tasks over time within a trial, one line per runtime."""
+"""Memory in use (MiB) and OS threads over the measured window, one colour per runtime.
+
+Each trial is a thin line; the median across a server's included trials,
+per sampling instant, is a thick line with its CI as a band, so that six
+trials per server do not turn into a tangle. Excluded trials (saturated
+loadgen, stalled) are drawn dashed and left out of the median.
+"""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from ._common import legend_outside, require_columns
+from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import require_columns, series_handle
+from .palette import runtime_order, series_style
 from .style import (
     axis_label,
-    bytes_formatter,
     count_formatter,
+    display_values,
+    format_log_axis,
     new_figure,
-    runtime_colour,
-    runtime_order,
+    plain_formatter,
     spans_decades,
     style_context,
 )
+
+# The sampler reads 4 times a second; samples of different trials are matched to the nearest quarter second.
+SAMPLE_PERIOD_S = 0.25
 
 
 def resources_over_time_figure(
@@ -25,53 +38,79 @@ def resources_over_time_figure(
     tasks_column: str | None = "tasks",
     group_column: str = "server",
     trial_column: str = "trial",
+    confidence: float = 0.95,
     title: str | None = None,
 ) -> Figure:
-    """Memory in use (top) and tasks (bottom) against time since the trial started.
+    """Memory in use (top, MiB) and, unless `tasks_column` is None or absent, tasks (bottom) over time.
 
     `data`: the sampler's tidy table, one row per sample, with
-    `group_column` (server), `time_column` in seconds, `memory_column` in
-    bytes (``usage - inactive_file``) and, unless `tasks_column` is None or
-    absent, the task count (the pids cgroup counts threads). Several trials
-    per server (`trial_column`) are drawn as separate thin lines of the same
-    colour. Each y axis is logarithmic when its values span a decade (Java
-    platform threads against Rust easily span four).
+    `group_column` (server or label), `time_column` in seconds since the
+    measured window started, `memory_column` in bytes (``usage -
+    inactive_file``) and the task count (the pids cgroup counts threads).
+    Optional ``status`` / ``failure_reason`` / ``loadgen_saturated`` columns
+    mark excluded trials. Each y axis is logarithmic when its values span a
+    decade (Java platform threads against Rust easily span four).
     """
     require_columns(data, [group_column, time_column, memory_column], "resources_over_time_figure")
     with_tasks = tasks_column is not None and tasks_column in data.columns
-    servers = runtime_order(data[group_column].unique())
-    panels = [(memory_column, bytes_formatter())]
-    if with_tasks:
-        panels.append((tasks_column, count_formatter()))
+    frame = data.copy()
+    if trial_column not in frame.columns:
+        frame[trial_column] = 0
+    frame["_t"] = (pd.to_numeric(frame[time_column], errors="coerce") / SAMPLE_PERIOD_S).round() * SAMPLE_PERIOD_S
+    reasons = exclusion_reasons(frame)
+    servers = runtime_order(frame[group_column].unique())
+    panels = [memory_column] + ([tasks_column] if with_tasks else [])
 
     with style_context():
-        figure, axes_array = new_figure(6.0, 2.2 + 1.6 * len(panels), nrows=len(panels), sharex=True, squeeze=False)
+        figure, axes_array = new_figure(6.0, 2.4 + 1.7 * len(panels), nrows=len(panels), sharex=True, squeeze=False)
         axes_list = list(axes_array[:, 0])
-        for axes, (column, formatter) in zip(axes_list, panels):
+        for axes, column in zip(axes_list, panels):
+            frame["_y"] = display_values(column, frame[column]).to_numpy()
+            evidence = frame[reasons == ""]
+            summary = median_summary(evidence, group_column, "_t", "_y", confidence)
             for server in servers:
-                rows = data[data[group_column] == server]
-                groups = rows.groupby(trial_column) if trial_column in rows.columns else [(None, rows)]
-                several = trial_column in rows.columns and rows[trial_column].nunique() > 1
-                for _, trial in groups:
-                    trial = trial.sort_values(time_column)
-                    axes.plot(
-                        trial[time_column],
-                        trial[column],
-                        color=runtime_colour(server),
-                        linewidth=0.8 if several else 1.2,
-                        alpha=0.8 if several else 1.0,
-                        label=server,
-                    )
-            values = pd.to_numeric(data[column], errors="coerce")
-            if spans_decades(values):
+                style = series_style(server)
+                rows = frame[frame[group_column] == server]
+                for _, trial in rows.groupby(trial_column):
+                    trial = trial.sort_values("_t")
+                    excluded = bool((reasons.loc[trial.index] != "").any())
+                    axes.plot(trial["_t"], trial["_y"], color=style.colour, alpha=0.35, linewidth=0.7,
+                              linestyle="--" if excluded else "-")  # fmt: skip
+                line = summary[summary[group_column] == server].sort_values("_t")
+                axes.plot(line["_t"], line["median"], color=style.colour, linestyle=style.linestyle, linewidth=1.8)
+                axes.fill_between(line["_t"].to_numpy(dtype=float), line["ci_low"].to_numpy(dtype=float),
+                                  line["ci_high"].to_numpy(dtype=float), color=style.colour, alpha=0.2, linewidth=0)  # fmt: skip
+            if spans_decades(frame["_y"]):
                 axes.set_yscale("log")
+                format_log_axis(axes.yaxis, frame["_y"], plain_formatter())
             else:
                 axes.set_ylim(bottom=0)
-            axes.yaxis.set_major_formatter(formatter)
+                axes.yaxis.set_major_formatter(count_formatter())
             axes.set_ylabel(axis_label(column))
         axes_list[-1].set_xlabel(axis_label(time_column))
-        axes_list[-1].set_xlim(left=min(0.0, float(pd.to_numeric(data[time_column]).min())))
+        axes_list[-1].set_xlim(left=min(0.0, float(np.nanmin(frame["_t"]))))
         if title:
             figure.suptitle(title)
-        legend_outside(figure, axes_list[0])
+        handles = [series_handle(server, marker=False) for server in servers]
+        handles += key_handles(confidence, None, median="median of included trials", points=None)
+        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, alpha=0.6, label="one trial"))
+        label = excluded_label(reasons, trials=frame[trial_column])
+        if label:
+            handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, linestyle="--",
+                                  label=label.replace("(hollow)", "(dashed)")))  # fmt: skip
+        legend_below(figure, handles)
     return figure
+
+
+def memory_over_time_figure(
+    data: pd.DataFrame,
+    time_column: str = "t_s",
+    memory_column: str = "memory_in_use_bytes",
+    group_column: str = "server",
+    trial_column: str = "trial",
+    confidence: float = 0.95,
+    title: str | None = None,
+) -> Figure:
+    """Memory in use (MiB) over the measured window: `resources_over_time_figure` without the threads panel."""
+    return resources_over_time_figure(data, time_column, memory_column, None, group_column, trial_column,
+                                      confidence, title)  # fmt: skip

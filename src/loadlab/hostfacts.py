@@ -1,0 +1,58 @@
+"""Facts about this machine and this checkout, read without Docker.
+
+The harness records them in every run's manifest (harness.provenance); the
+report pages read them again when they are rendered, to say which commit and
+which host produced the page (which may differ from those that measured).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from loadlab import __version__, paths
+
+
+def git_state(root: Path = paths.ROOT) -> dict:
+    """{"git_commit": full hash or None, "git_dirty": True/False, or None without git}."""
+
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    # Dirty means the code differs from the commit: what runs write (data/, reports/) does not count,
+    # or every run of `make reproduce` would call itself dirty.
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)data", ":(exclude)reports")
+    return {"git_commit": git("rev-parse", "HEAD"), "git_dirty": bool(status) if status is not None else None}
+
+
+def cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def host_description() -> dict:
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "os": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_count": len(os.sched_getaffinity(0)),
+        "python": sys.version.split()[0],
+        "loadlab": __version__,
+        "recorded_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,33 @@
+"""What a report page shows besides its figures: provenance, per-claim rows, numbers, and checks on pages.
+
+- provenance: the block each page opens with (runs, commit, placement,
+  versions, the source's setup beside this one);
+- claim_rows: per verdict, claimed and measured values, ratios, the command
+  that reproduces it and links to its data;
+- noise_bands: the A/A band of each metric, for forest plots;
+- numbers: how numbers and mappings are printed on a page;
+- html_checks and browser: what the tests (and `loadlab notebooks`) check on
+  the exported pages.
+"""
+
+from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
+from .noise import noise_band_columns, noise_bands
+from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
+from .provenance import ProvenanceBlock, provenance_html, runtime_versions
+
+__all__ = [
+    "ProvenanceBlock",
+    "claim_rows",
+    "claim_table_html",
+    "format_mapping",
+    "format_number",
+    "format_quantity",
+    "noise_band_columns",
+    "noise_bands",
+    "provenance_html",
+    "runtime_versions",
+    "source_claims_table",
+    "use_report_display_options",
+    "verdict_runs",
+    "verdict_sources",
+]

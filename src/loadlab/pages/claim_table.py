@@ -1,0 +1,196 @@
+"""One row per verdict, the way a reader checks it: claimed and measured side by side, how to redo it.
+
+For every verdict: the claim's own numbers (claims.yaml, in the source's
+units), the measured absolute values (the medians behind the ratio, in this
+collection's units), both ratios, the command that reproduces it, and links
+to its run's raw and processed data. The same rows appear on the
+notebook's page and in the index, as an HTML table (links clickable).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from loadlab import paths, rundir
+from loadlab.claims import Claim
+from loadlab.errors import LoadlabError
+from loadlab.plans import PROFILE_NAMES
+
+from .numbers import format_mapping, format_quantity, strip_unit, unit_of
+
+CLAIM_TABLE_STYLE = (
+    "<style>table.loadlab-claims{border-collapse:collapse;font-size:90%}"
+    "table.loadlab-claims td,table.loadlab-claims th{border:1px solid #ccc;padding:.2em .4em;"
+    "text-align:left !important;vertical-align:top}table.loadlab-claims code{white-space:nowrap}</style>"
+)
+CLAIM_COLUMNS = ("claim", "comparison", "verdict", "claimed", "measured", "ratio", "why", "reproduce", "data")
+
+
+def _field(verdict, name, default=None):
+    """A verdict's field, whether the verdict is a record object or a mapping (read from JSON)."""
+    if isinstance(verdict, Mapping):
+        return verdict.get(name, default)
+    return getattr(verdict, name, default)
+
+
+def _finite(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def claimed_text(claim: Claim | None) -> str:
+    """"go 182 MB · java-platform 2,100 MB · rust 146 MB", or the claim's sentence when it has no values."""
+    if claim is None:
+        return ""
+    if claim.values:
+        return format_mapping(claim.values, claim.unit or "")
+    return claim.claim or ""
+
+
+def measured_text(verdict, claim: Claim | None = None) -> str:
+    """The measured absolute values behind a verdict, with units; "" when the verdict recorded none."""
+    measured = _field(verdict, "measured") or {}
+    if not isinstance(measured, Mapping) or not measured:
+        return ""
+    if "baseline_median" in measured and "candidate_median" in measured:
+        metric = str(measured.get("metric", ""))
+        unit = unit_of(metric)
+        baseline, candidate = _field(verdict, "baseline") or "baseline", _field(verdict, "candidate") or "candidate"
+        return (f"{strip_unit(metric)}: {baseline} {format_quantity(measured['baseline_median'], unit)}, "
+                f"{candidate} {format_quantity(measured['candidate_median'], unit)} (medians)")  # fmt: skip
+    # Keys that name the claim's own series (go, swoole) carry the claim's unit.
+    claim_keys = set(claim.values) if claim is not None else set()
+    unit = claim.unit if claim is not None and claim_keys & set(map(str, measured)) else ""
+    return format_mapping(measured, unit or "")
+
+
+def ratio_text(verdict) -> str:
+    """"measured ×1.09 [1.07, 1.15], claimed ×0.892", or "" for a verdict that is not a ratio."""
+    from loadlab.plots.forest import format_ratio, format_ratio_interval
+
+    ratio, low, high = (_field(verdict, name) for name in ("measured_ratio", "ratio_ci_low", "ratio_ci_high"))
+    parts = []
+    if _finite(ratio):
+        parts.append("measured " + (format_ratio_interval(ratio, low, high) if _finite(low) and _finite(high)
+                                    else format_ratio(ratio)))  # fmt: skip
+    claimed = _field(verdict, "claimed_ratio")
+    if _finite(claimed):
+        parts.append(f"claimed {format_ratio(claimed)}")
+    return ", ".join(parts)
+
+
+def run_profile(run_id: str | None) -> str | None:
+    """The profile a run was measured at, from its experiment's name (``03-json-api-quick`` -> "quick")."""
+    if not run_id:
+        return None
+    experiment = run_id.rsplit("-", 2)[0]
+    last = experiment.rsplit("-", 1)[-1]
+    return last if last in PROFILE_NAMES else None
+
+
+def reproduce_commands(notebook: str, profile: str | None) -> list[str]:
+    """The commands that measure the verdict again, and that re-analyse the committed run."""
+    number = notebook.split("-", 1)[0]
+    profile = profile or "quick"
+    return [
+        f"loadlab notebooks --profile {profile} --only {number}",
+        f"loadlab notebooks --profile {profile} --only {number} --run-id latest",
+    ]
+
+
+def data_links(run_id: str | None, page_dir: Path) -> list[tuple[str, str]]:
+    """[(name, relative href)] of a run's raw folder and, if it has one, its processed folder."""
+    if not run_id:
+        return []
+    try:
+        raw = rundir.find_run(run_id, paths.RAW_DIR)
+    except LoadlabError:  # a verdict whose run is not on this machine: nothing to link to
+        return []
+    links = [("raw", os.path.relpath(raw, page_dir))]
+    processed = paths.PROCESSED_DIR / raw.parent.name / raw.name
+    if processed.is_dir():
+        links.append(("processed", os.path.relpath(processed, page_dir)))
+    return links
+
+
+def claim_rows(verdicts: Iterable, claims: Mapping[str, Claim], page_dir: Path | None = None) -> pd.DataFrame:
+    """One row per verdict (CLAIM_COLUMNS); `reproduce` and `data` hold lists for `claim_table_html`."""
+    page_dir = Path(page_dir or paths.REPORTS_DIR)
+    rows = []
+    for verdict in verdicts:
+        claim = claims.get(_field(verdict, "claim_id"))
+        baseline, candidate = _field(verdict, "baseline"), _field(verdict, "candidate")
+        run_id = _field(verdict, "run_id")
+        rows.append({
+            "claim": _field(verdict, "claim_id"),
+            "comparison": f"{candidate} / {baseline}" if baseline and candidate else "",
+            "verdict": _field(verdict, "verdict"),
+            "claimed": claimed_text(claim),
+            "measured": measured_text(verdict, claim),
+            "ratio": ratio_text(verdict),
+            "why": _field(verdict, "explanation") or "",
+            "reproduce": reproduce_commands(_field(verdict, "notebook") or "", run_profile(run_id)),
+            "data": [(name, href, run_id) for name, href in data_links(run_id, page_dir)],
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+
+def claim_table_html(rows: pd.DataFrame) -> str:
+    """The rows as an HTML table: commands as code, data as links, every text escaped."""
+    header = ("<tr><th>claim</th><th>verdict</th><th>claimed (source's setup)</th><th>measured here</th>"
+              "<th>ratio</th><th>reproduce</th><th>data</th></tr>")  # fmt: skip
+    body = []
+    for row in rows.itertuples(index=False):
+        claim = html.escape(row.claim) + (f"<br><small>{html.escape(row.comparison)}</small>" if row.comparison else "")
+        verdict = f"<b>{html.escape(row.verdict)}</b>" + (f"<br><small>{html.escape(row.why)}</small>" if row.why else "")
+        commands = "<br>".join(f"<code>{html.escape(command)}</code>" for command in row.reproduce)
+        links = " ".join(f'<a href="{html.escape(href)}" title="{html.escape(run_id)}">{html.escape(name)}</a>'
+                         for name, href, run_id in row.data)  # fmt: skip
+        run = row.data[0][2] if row.data else ""
+        data = links + (f"<br><small>{html.escape(run)}</small>" if run else "")
+        body.append(f"<tr><td>{claim}</td><td>{verdict}</td><td>{html.escape(row.claimed)}</td>"
+                    f"<td>{html.escape(row.measured)}</td><td>{html.escape(row.ratio)}</td><td>{commands}</td>"
+                    f"<td>{data}</td></tr>")  # fmt: skip
+    return CLAIM_TABLE_STYLE + '<table class="loadlab-claims">' + header + "".join(body) + "</table>"
+
+
+def source_claims_table(claims: Mapping[str, Claim], source: str) -> pd.DataFrame:
+    """A source's claims as a notebook shows them before measuring: id, what is claimed, in its units."""
+    rows = [{"claim": claim.id, "statement": claim.claim or "", "quantity": strip_unit(claim.metric or ""),
+             "claimed values": format_mapping(claim.values, claim.unit or "") if claim.values else "",
+             "note": claim.note or ""} for claim in claims.values() if claim.source == source]  # fmt: skip
+    return pd.DataFrame(rows, columns=["claim", "statement", "quantity", "claimed values", "note"])
+
+
+def verdict_runs(verdicts: Iterable) -> list[str]:
+    """The run ids behind `verdicts`, in first-seen order, each once."""
+    return list(dict.fromkeys(run for run in (_field(v, "run_id") for v in verdicts) if run))
+
+
+def verdict_sources(verdicts: Iterable, claims: Mapping[str, Claim], sources: Mapping) -> dict:
+    """{Source: a run it was judged on}: which run to set beside each judged source's setup.
+
+    A run of trials (a server under load) is preferred to a microbenchmark, because its setup
+    (placement, load, window) is what a source's setup talks about.
+    """
+    chosen: dict = {}
+    for verdict in verdicts:
+        claim, run = claims.get(_field(verdict, "claim_id")), _field(verdict, "run_id")
+        if claim is None or not run or claim.source not in sources:
+            continue
+        source = sources[claim.source]
+        if source not in chosen or (_is_microbenchmark(chosen[source]) and not _is_microbenchmark(run)):
+            chosen[source] = run
+    return chosen
+
+
+def _is_microbenchmark(run_id: str) -> bool:
+    try:
+        return (rundir.find_run(run_id, paths.RAW_DIR) / "results.parquet").exists()
+    except LoadlabError:
+        return False

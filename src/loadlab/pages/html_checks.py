@@ -1,0 +1,90 @@
+"""Checks on exported HTML pages: what a reader sees must hold no Python reprs and no runaway precision.
+
+Only text a reader sees is checked: not code cells (a notebook's source may
+well contain ``{'``), not <script> or <style>, not attributes (an SVG's
+coordinates). A repr is a ``{'`` or ``('`` in that text; runaway precision
+is a decimal number with more than `MAX_SIGNIFICANT_DIGITS` significant
+digits (``1.0397839321397173``). Integers are not counted: a request count
+of 1,234,567 is exact, and run ids and hashes are not numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+MAX_SIGNIFICANT_DIGITS = 6
+REPR_MARKERS = ("{'", "('")
+# A decimal number standing alone (not part of a word, a version like 1.2.3 or a hash).
+_DECIMAL = re.compile(r"(?<![\w.])[-+]?(\d[\d,]*\.\d+)(?:[eE][-+]?\d+)?(?![\w.]|\.\d)")
+# Classes of nbconvert's "lab" template that hold a code cell's source.
+_CODE_CLASSES = {"jp-InputArea", "jp-InputArea-editor", "jp-CodeMirrorEditor", "highlight"}
+_SKIPPED_TAGS = {"script", "style", "head", "title"}
+_VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+@dataclass
+class Finding:
+    page: str
+    kind: str  # "repr" or "precision"
+    text: str  # the offending text with some context
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.kind}: {self.text!r}"
+
+
+class _VisibleText(HTMLParser):
+    """Collects the text of an HTML page outside code cells, scripts and styles."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[bool] = []  # per open element: is it (inside) a skipped region?
+        self.chunks: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _VOID_TAGS:
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        skipped = bool(self.stack and self.stack[-1]) or tag in _SKIPPED_TAGS or bool(classes & _CODE_CLASSES)
+        self.stack.append(skipped)
+
+    def handle_startendtag(self, tag, attrs):
+        pass
+
+    def handle_endtag(self, tag):
+        if tag not in _VOID_TAGS and self.stack:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        if not (self.stack and self.stack[-1]):
+            self.chunks.append(data)
+
+
+def visible_text(page_html: str) -> str:
+    """The text of `page_html` a reader sees outside code cells (one string, chunks joined by newlines)."""
+    parser = _VisibleText()
+    parser.feed(page_html)
+    parser.close()
+    return "\n".join(parser.chunks)
+
+
+def significant_digits(number_text: str) -> int:
+    """Significant digits of a decimal written out: "0.001230" -> 4, "12.5" -> 3, "1,234.5" -> 5."""
+    mantissa = re.split(r"[eE]", number_text.lstrip("+-"))[0].replace(",", "")
+    digits = mantissa.replace(".", "").lstrip("0")
+    return len(digits)
+
+
+def check_page(path: Path) -> list[Finding]:
+    """Every repr and every over-precise decimal in the visible text of one exported page."""
+    text = visible_text(Path(path).read_text(encoding="utf-8"))
+    findings = []
+    for marker in REPR_MARKERS:
+        for match in re.finditer(re.escape(marker), text):
+            findings.append(Finding(Path(path).name, "repr", text[max(0, match.start() - 40): match.end() + 40]))
+    for match in _DECIMAL.finditer(text):
+        if significant_digits(match.group(0)) > MAX_SIGNIFICANT_DIGITS:
+            findings.append(Finding(Path(path).name, "precision", text[max(0, match.start() - 40): match.end() + 20]))
+    return findings

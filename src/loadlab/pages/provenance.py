@@ -1,0 +1,351 @@
+"""The block every report page opens with: what was run, where, when, with what, and how it differs.
+
+Everything comes from the runs' raw folders (manifest.json, each trial's
+health.json) and from the checkout rendering the page; nothing is typed by
+hand. A notebook shows a placeholder at its top (`ProvenanceBlock.placeholder`)
+and fills it in from its last cell (`ProvenanceBlock.show`), once it knows
+which runs it measured or re-analysed, so the block is first on the page in
+JupyterLab and in the exported HTML alike.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loadlab import hostfacts, paths, rundir
+from loadlab.claims import Source
+from loadlab.rundir import write_json_atomic
+
+from .numbers import format_number
+
+# What a source's setup text talks about, tried in this order on each clause of it.
+ASPECTS = (
+    ("hardware and placement", re.compile(r"\bcores?\b|\d+\s*GB\b|\bi[3579]-|\bpinned\b", re.I)),
+    ("servers and runtimes", re.compile(
+        r"\bGo\b|OpenJDK|\bJava\b|\bRust\b|tokio|\bPHP\b|Swoole|axum|net/http|[Tt]hread|goroutine|\bpool\b", re.I)),
+    ("load and requests", re.compile(r"\bwrk\b|\bhey\b|\bJMH\b|request|req/s|connection|concurrent|GET\s|JSON|\bload\b",
+                                     re.I)),
+    ("window and repetitions", re.compile(r"\d+\s*s\b|-d\d+s|\bruns?\b|median|averag|seconds", re.I)),
+)  # fmt: skip
+OTHER_ASPECT = "other"
+RECORD_DIR = "provenance"  # under reports/: which runs each page used, for the index
+PLACEHOLDER_TEXT = ("Provenance: this block is filled in by the notebook's last cell, which has not run "
+                    "(yet, or the notebook stopped before it).")  # fmt: skip
+STYLE = (
+    "<style>.loadlab-provenance{border:1px solid #bbb;background:#f7f7f7;padding:.5em .8em;margin:.3em 0 1em}"
+    ".loadlab-provenance table{border-collapse:collapse;margin:.3em 0;font-size:90%}"
+    ".loadlab-provenance td,.loadlab-provenance th{border:1px solid #ccc;padding:.15em .4em;text-align:left;"
+    "vertical-align:top;text-align:left !important}.loadlab-provenance p{margin:.3em 0}</style>"
+)
+
+
+def short_version(runtime: str | None, version: str | None, health: Mapping) -> str | None:
+    """A runtime's version as a reader names it.
+
+    php-swoole's /health reports PHP's version as ``runtime_version`` and
+    Swoole's own as ``swoole_version``; the runtime under test is Swoole, so
+    its version leads ("Swoole 6.1.9 on PHP 8.4.24"). rustc's build notes in
+    parentheses are dropped; a bare number gets its runtime's name.
+    """
+    if not version:
+        return None
+    if health.get("swoole_version"):
+        return f"Swoole {health['swoole_version']} on PHP {version}"
+    version = version.split(" (", 1)[0]
+    if runtime and not version.lower().startswith(runtime.lower()[:2]):
+        return f"{runtime} {version}"
+    return version
+
+
+def runtime_versions(run_dir: Path) -> dict[str, str]:
+    """{label: version} from the trials' /health answers (the manifest's copy predates the Swoole fix)."""
+    run_dir = Path(run_dir)
+    manifest = rundir.RunDirectory(run_dir).read_manifest()
+    labels = {c["condition"]: c.get("label") for c in manifest.get("conditions", [])}
+    versions: dict[str, str] = {}
+    for number, trial in sorted(manifest.get("trials", {}).items(), key=lambda item: int(item[0])):
+        label = labels.get(trial.get("condition"))
+        health_path = run_dir / rundir.TRIALS / str(number) / "health.json"
+        if label is None or label in versions or not health_path.exists():
+            continue
+        health = rundir.read_json(health_path)
+        version = short_version(health.get("runtime"), health.get("runtime_version"), health)
+        if version:
+            versions[label] = version
+    if not versions:  # a run without health answers on disk: the manifest's record is all there is
+        versions = dict(manifest.get("runtime_versions") or {})
+    return versions
+
+
+@dataclass
+class RunFacts:
+    """What one run folder says about how it was measured."""
+
+    run_id: str
+    experiment: str
+    created_utc: str | None
+    updated_utc: str | None
+    commit: str | None
+    dirty: bool | None
+    host: dict
+    engine: dict
+    parameters: dict
+    runtime_versions: dict = field(default_factory=dict)
+    trial_runs: bool = True  # False: a microbenchmark, one table of the tool's own records
+
+    @property
+    def profile(self) -> str | None:
+        from .claim_table import run_profile
+
+        return run_profile(self.run_id)
+
+
+def _run_dir(run) -> Path:
+    if hasattr(run, "run_dir"):
+        return Path(run.run_dir)
+    if isinstance(run, Path) or (isinstance(run, str) and "/" in run):
+        return Path(run)
+    return rundir.find_run(str(run), paths.RAW_DIR)
+
+
+def run_facts(run) -> RunFacts:
+    """The facts of a run given as a Study, a raw run folder or a run id."""
+    run_dir = _run_dir(run)
+    manifest = rundir.RunDirectory(run_dir).read_manifest()
+    provenance = manifest.get("provenance") or {}
+    trial_runs = not (run_dir / "results.parquet").exists()
+    return RunFacts(
+        run_id=manifest.get("run_id", run_dir.name), experiment=manifest.get("experiment", run_dir.parent.name),
+        created_utc=manifest.get("created_utc"), updated_utc=manifest.get("updated_utc"),
+        commit=provenance.get("git_commit"), dirty=provenance.get("git_dirty"), host=provenance.get("host") or {},
+        engine=provenance.get("engine") or {}, parameters=manifest.get("parameters") or {},
+        runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
+    )  # fmt: skip
+
+
+def _when(start: str | None, end: str | None) -> str:
+    if not start:
+        return "unknown"
+    day, start_time = start[:10], start[11:16]
+    end_time = end[11:16] if end and end[:10] == day else (end[:16].replace("T", " ") if end else "")
+    return f"{day} {start_time}" + (f"\N{EN DASH}{end_time}" if end_time and end_time != start_time else "") + " UTC"
+
+
+def _commit(commit: str | None, dirty: bool | None) -> str:
+    if not commit:
+        return "unknown"
+    state = {True: "with uncommitted changes", False: "clean"}.get(dirty, "state unknown")
+    return f"{commit[:10]} ({state})"
+
+
+def connection_mode(load: Mapping) -> str:
+    """Keep-alive or a new connection per request, as the run recorded it."""
+    if "connection_mode" in load:
+        return str(load["connection_mode"])
+    if load.get("keep_alive") is False:
+        return "a new connection per request"
+    return "keep-alive (each connection reused for many requests)"
+
+
+def _load_text(parameters: Mapping) -> str:
+    load = parameters.get("load") or {}
+    closed = load.get("mode", "closed") == "closed"
+    levels = load.get("connections") if closed else load.get("rate_rps")
+    unit = "connections" if closed else "req/s offered"
+    tool = "closed loop (wrk)" if closed else "open loop (vegeta)"
+    pipeline = f", pipelined {load['pipeline_depth']} deep" if load.get("pipeline_depth", 1) > 1 else ""
+    level_text = " and ".join(format_number(level) for level in levels or [])
+    return f"{tool}, GET {load.get('route', '?')}, {level_text} {unit}{pipeline}"
+
+
+def _placement_text(parameters: Mapping) -> str:
+    placement = parameters.get("placement") or {}
+    quota = placement.get("cpu_quota")
+    return (f"server on CPU {placement.get('server_cpus', '?')}"
+            + (f" with a quota of {format_number(quota)} CPU" if quota else "")
+            + f", loadgen on CPU {placement.get('loadgen_cpus', '?')}, "
+            f"memory limit {format_number(placement.get('memory_limit_mib', float('nan')))} MiB")  # fmt: skip
+
+
+def _warmup_text(durations: Mapping) -> str:
+    low, high = durations.get("warmup_s"), durations.get("warmup_max_s")
+    if high and high != low:
+        return f"{format_number(low)} to {format_number(high)} s, until throughput is steady (discarded)"
+    return f"{format_number(low)} s (discarded)"
+
+
+def run_row(facts: RunFacts) -> dict[str, str]:
+    """One run as a row of the provenance table."""
+    row = {"run": facts.run_id, "measured": _when(facts.created_utc, facts.updated_utc),
+           "commit": _commit(facts.commit, facts.dirty)}  # fmt: skip
+    parameters = facts.parameters
+    if not facts.trial_runs:
+        row.update({"trials per condition": "microbenchmark: a fresh process per repetition",
+                    "window": "", "warm-up": "", "placement": "", "connections": "",
+                    "load": _microbenchmark_text(parameters),
+                    "runtime versions": ""})  # fmt: skip
+        return row
+    durations = parameters.get("durations") or {}
+    row.update({
+        "trials per condition": f"{parameters.get('trials_per_condition', '?')}, a fresh container each, order randomized",
+        "window": f"{format_number(durations.get('duration_s', float('nan')))} s",
+        "warm-up": _warmup_text(durations),
+        "placement": _placement_text(parameters),
+        "connections": connection_mode(parameters.get("load") or {}),
+        "load": _load_text(parameters),
+        "runtime versions": "; ".join(f"{label}: {version}" for label, version in facts.runtime_versions.items()),
+    })  # fmt: skip
+    return row
+
+
+def hardware_text(facts: RunFacts) -> str:
+    host, engine = facts.host, facts.engine
+    memory = engine.get("memory_bytes")
+    parts = [f"{host.get('cpu_model', 'unknown CPU')}, {host.get('cpu_count', '?')} CPUs"]
+    if memory:
+        parts.append(f"{format_number(memory / 2**30, 3)} GiB")
+    parts.append(f"Linux {host.get('kernel', '?')}")
+    if engine.get("docker_version"):
+        parts.append(f"Docker {engine['docker_version']} (cgroup v{engine.get('cgroup_version', '?')})")
+    return ", ".join(parts)
+
+
+def _microbenchmark_text(parameters: Mapping) -> str:
+    return ", ".join(f"{key.replace('_', ' ')} " + (" and ".join(map(format_number, value)) if isinstance(value, list)
+                                                    else format_number(value)) for key, value in parameters.items())  # fmt: skip
+
+
+def this_setup(facts: RunFacts) -> dict[str, str]:
+    """This run's setup in the aspects a source's setup is split into."""
+    parameters = facts.parameters
+    if not facts.trial_runs:
+        return {"hardware and placement": hardware_text(facts), "servers and runtimes": "",
+                "load and requests": f"microbenchmark ({facts.experiment}): {_microbenchmark_text(parameters)}",
+                "window and repetitions": "a fresh process per repetition, medians across repetitions",
+                OTHER_ASPECT: ""}  # fmt: skip
+    durations = parameters.get("durations") or {}
+    return {
+        "hardware and placement": f"{hardware_text(facts)}; {_placement_text(parameters)}",
+        "servers and runtimes": "; ".join(f"{label}: {version}" for label, version in facts.runtime_versions.items()),
+        "load and requests": f"{_load_text(parameters)}; {connection_mode(parameters.get('load') or {})}",
+        "window and repetitions": (f"{format_number(durations.get('duration_s', float('nan')))} s window after "
+                                   f"{_warmup_text(durations)} warm-up; {parameters.get('trials_per_condition', '?')} "
+                                   "trials per condition, medians with 95% CIs"),
+        OTHER_ASPECT: "",
+    }  # fmt: skip
+
+
+def source_clauses(setup: str) -> list[tuple[str, str]]:
+    """[(aspect, clause)] of a source's setup text, split at ";" and at sentence ends, in order."""
+    clauses = [c.strip() for part in re.split(r";|\.\s+", setup) for c in [part] if c.strip()]
+    result = []
+    for clause in clauses:
+        aspect = next((name for name, pattern in ASPECTS if pattern.search(clause)), OTHER_ASPECT)
+        result.append((aspect, clause.rstrip(".")))
+    return result
+
+
+def setup_comparison(source: Source, facts: RunFacts) -> list[tuple[str, str, str]]:
+    """[(aspect, the source's setup, this run's)]: every clause of the source's setup, none dropped."""
+    by_aspect: dict[str, list[str]] = {}
+    for aspect, clause in source_clauses(source.setup):
+        by_aspect.setdefault(aspect, []).append(clause)
+    ours = this_setup(facts)
+    names = [name for name, _ in ASPECTS] + [OTHER_ASPECT]
+    return [(name, "; ".join(by_aspect.get(name, [])), ours[name]) for name in names
+            if by_aspect.get(name) or ours[name]]  # fmt: skip
+
+
+def _table(header: list[str], rows: Iterable[Iterable[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def _mode(facts: list[RunFacts], started_utc: str, run_id_parameter: str | None, notebook: str) -> str:
+    """Measured now or re-analysed, from when the runs were measured against when this page started."""
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    fresh = [f for f in facts if f.created_utc and f.created_utc >= started_utc]
+    earlier = [f for f in facts if f not in fresh]
+    first = min((f.created_utc for f in earlier if f.created_utc), default=None)
+    last = max((f.updated_utc or f.created_utc for f in earlier if f.created_utc), default=None)
+    parameter = f" (run_id {html.escape(str(run_id_parameter))})" if run_id_parameter else ""
+    if facts and not earlier:
+        return f"<b>Measured now</b>: every run below was measured by this execution of {html.escape(notebook)}"
+    if fresh:
+        return (f"<b>Partly measured now</b>: {len(fresh)} run(s) by this execution, the others re-analysed from "
+                f"{html.escape(_when(first, last))}{parameter}")  # fmt: skip
+    return f"<b>Re-analysed</b> on {now} from runs measured {html.escape(_when(first, last))}{parameter}"
+
+
+def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, runs: Iterable,
+                    sources: Mapping[Source, object] | None = None, started_utc: str | None = None) -> str:
+    """The block's HTML. `runs`: Studies, raw folders or run ids; `sources`: {Source: the run judged on it}.
+
+    `started_utc` (ISO time, default now): when the page's execution began; a
+    run created after it was measured by this execution, any other re-analysed.
+    """
+    facts = [run_facts(run) for run in runs]
+    started_utc = started_utc or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    mode = _mode(facts, started_utc, run_id_parameter, notebook)
+    analysis = hostfacts.git_state()
+    parts = [
+        STYLE,
+        '<div class="loadlab-provenance">',
+        f"<p>{mode}, profile <b>{html.escape(profile)}</b>. Page rendered at commit "
+        f"{html.escape(_commit(analysis['git_commit'], analysis['git_dirty']))}.</p>",
+    ]
+    if facts:
+        rows = [run_row(f) for f in facts]
+        header = list(rows[0])
+        parts.append(_table(header, ([row.get(h, "") for h in header] for row in rows)))
+        parts.append(f"<p>Hardware (as the first run recorded it): {html.escape(hardware_text(facts[0]))}.</p>")
+    for source, run in (sources or {}).items():
+        comparison = setup_comparison(source, run_facts(run))
+        parts.append(f"<p><b>{html.escape(source.id)}</b>, {html.escape(source.title)}: its setup beside this one</p>")
+        parts.append(_table(["aspect", f"{source.id} (claims.yaml)", "here"], comparison))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+class ProvenanceBlock:
+    """The page's provenance block: a placeholder at the top, filled in by the last cell."""
+
+    def __init__(self, notebook: str, profile: str, run_id: str | None):
+        self.notebook, self.profile, self.run_id = notebook, profile, run_id
+        self.display_id = f"loadlab-provenance-{notebook}"
+        # Runs created after this moment were measured by this execution (see provenance_html).
+        self.started_utc = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+    def placeholder(self) -> None:
+        from IPython.display import HTML, display
+
+        display(HTML(f'<div class="loadlab-provenance"><p>{html.escape(PLACEHOLDER_TEXT)}</p></div>'),
+                display_id=self.display_id)  # fmt: skip
+
+    def show(self, runs: Iterable, sources: Mapping[Source, object] | None = None) -> None:
+        """Replace the placeholder with the block (in JupyterLab and in the executed notebook's saved output).
+
+        Also records which runs the page used (reports/provenance/<notebook>.json), for the index page.
+        """
+        from IPython.display import HTML, display
+
+        runs = list(runs)
+        block = HTML(provenance_html(self.notebook, self.profile, self.run_id, runs, sources, self.started_utc))
+        display(block, display_id=self.display_id, update=True)
+        write_json_atomic(paths.REPORTS_DIR / RECORD_DIR / f"{self.notebook}.json", {
+            "notebook": self.notebook, "profile": self.profile, "run_id_parameter": self.run_id,
+            "started_utc": self.started_utc, "runs": [_run_dir(run).name for run in runs],
+            "sources": {source.id: _run_dir(run).name for source, run in (sources or {}).items()},
+        })  # fmt: skip
+
+
+def read_records(reports_dir: Path | None = None) -> list[dict]:
+    """What each executed page recorded about its runs (ProvenanceBlock.show), in notebook order."""
+    directory = Path(reports_dir or paths.REPORTS_DIR) / RECORD_DIR
+    return [rundir.read_json(path) for path in sorted(directory.glob("*.json"))]

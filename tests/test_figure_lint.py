@@ -1,0 +1,239 @@
+"""The figure lint: its rules catch what a reviewer saw, and every figure function passes it on the reference data.
+
+The figures are built as the notebooks build them, from the committed
+processed reference data (data/processed, via `study.measure_or_load(...,
+run_id="latest")`), and linted at their saved size. The figures the
+notebooks themselves save are linted when the notebooks are executed
+(tests/test_exported_pages.py runs them with LOADLAB_STRICT_FIGURES=1, so
+`save_figure` raises on any problem).
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from loadlab import analysis, claims, pages, plans, plots, study  # noqa: E402
+from loadlab.analysis import MIB  # noqa: E402
+
+LINTED_FIGURES: list[str] = []  # names of the figures checked, for the terminal summary (conftest)
+
+
+# --- the rules catch what they are meant to ------------------------------------------------------
+
+
+def test_overlapping_tick_labels_are_found():
+    figure = Figure(figsize=(2.0, 2.0))
+    axes = figure.subplots()
+    axes.set_xticks(range(8), [f"{10**k:,}" for k in range(8)])
+    problems = plots.lint_figure(figure).problems
+    assert any("overlaps x tick label" in p for p in problems), problems
+
+
+def test_a_legend_over_the_title_or_the_data_is_found():
+    figure = Figure(figsize=(4.0, 3.0))
+    axes = figure.subplots()
+    axes.plot([0, 1], [0, 1], label="a rather long series name")
+    axes.legend(loc="center")
+    figure.suptitle("title")
+    figure.legend(handles=axes.get_lines(), loc="upper center")
+    problems = plots.lint_figure(figure).problems
+    assert any("legend" in p and "plot area" in p for p in problems), problems
+    assert any("legend" in p and "title 'title'" in p for p in problems), problems
+
+
+def test_a_percentile_tick_at_every_measured_percentile_is_found():
+    # What 03's latency spectrum used to do: a labelled tick at each of about 1,179 percentiles.
+    figure = Figure(figsize=(6.0, 3.6))
+    axes = figure.subplots()
+    percentiles = np.linspace(0.1, 99.99, 1179)
+    axes.set_xticks(percentiles, [f"p{p:g}" for p in percentiles])
+    problems = plots.lint_figure(figure).problems
+    assert any("1179 labelled ticks" in p for p in problems), problems[:3]
+
+
+def test_the_old_forest_axis_is_found():
+    # 99's forest plot before: ×0.001 to ×1000 on a narrow axis, every decade labelled.
+    figure = Figure(figsize=(6.0, 4.0), layout="constrained")
+    axes = figure.subplots()
+    axes.plot([1e-3, 1e3], [0, 19], label="measured (CI)")
+    figure.legend(loc="outside right upper")
+    axes.set_xscale("log")
+    axes.set_xlim(1e-3, 1e3)
+    axes.set_yticks(range(20), [f"S{k}-claim-with-a-long-name (java-platform / go)" for k in range(20)])
+    axes.set_xticks([10.0**k for k in range(-3, 4)], [f"{10.0**k:g}\N{MULTIPLICATION SIGN}" for k in range(-3, 4)])
+    problems = plots.lint_figure(figure).problems
+    assert any("overlaps x tick label" in p for p in problems), problems
+
+
+def test_a_legible_figure_has_no_problems_and_its_ticks_are_counted():
+    figure = Figure(figsize=(6.0, 3.6), layout="constrained")
+    axes = figure.subplots()
+    axes.plot([1, 2, 3], [3, 1, 2])
+    figure.suptitle("fine")
+    report = plots.lint_figure(figure)
+    assert report.problems == [] and report.tick_labels_checked >= 6
+
+
+# --- every figure function on the committed reference data --------------------------------------
+
+
+def _run(plan):
+    return study.measure_or_load(plan, run_id="latest")
+
+
+def _with_outcome(table: pd.DataFrame, trials: pd.DataFrame) -> pd.DataFrame:
+    columns = ["trial", "label", "level", "status", "failure_reason", "loadgen_saturated"]
+    return table.merge(trials[[c for c in columns if c in trials]], on="trial")
+
+
+def _top_level_series(s) -> pd.DataFrame:
+    series = _with_outcome(s.timeseries, s.trials)
+    series = series[series["level"] == series["level"].max()]
+    return series.rename(columns={"server_memory_in_use_bytes": "memory_in_use_bytes", "server_tasks": "tasks"})
+
+
+def _aa():
+    aa = _run(plans.noise("quick"))
+    return plots.throughput_figure(analysis.with_concurrency(aa.trials), group_column="label", title="A/A control")
+
+
+def _overhead(metric):
+    s = _run(plans.runtime_overhead("quick"))
+    trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
+    return plots.throughput_figure(trials, y_column=metric, group_column="label", title=f"01: {metric}")
+
+
+def _overhead_cpu():
+    s = _run(plans.runtime_overhead("quick"))
+    return plots.cpu_per_request_figure(analysis.with_concurrency(s.trials), group_column="label", title="01: CPU")
+
+
+def _memory_over_time(plan):
+    return lambda: plots.memory_over_time_figure(_top_level_series(_run(plan)), group_column="label", title="memory")
+
+
+def _worker_pool():
+    s = _run(plans.worker_pool("quick", 1, [50.0, 150.0]))
+    return plots.throughput_figure(s.trials.assign(offered_rps=s.trials["level"]), x_column="offered_rps",
+                                   group_column="label", title="02: served vs offered")  # fmt: skip
+
+
+def _worker_pool_gc():
+    s = _run(plans.worker_pool("quick", 1, [50.0, 150.0]))
+    level = s.trials["level"].max()
+    events = _with_outcome(s.tables["gc_events"], s.trials)
+    events = events[(events["in_window"] == True) & (events["level"] == level)]  # noqa: E712 (a column of bools)
+    ran = s.trials[(s.trials["status"] == "ok") & (s.trials["level"] == level)][["trial", "label"]]
+    return plots.gc_pause_figure(events, group_column="label", trials=ran, title=f"02: GC pauses at {level:g} req/s")
+
+
+def _json_api_latency():
+    s = _run(plans.json_api("quick"))
+    spectrum = _with_outcome(s.latency, s.trials)
+    return plots.latency_spectrum_figure(spectrum[spectrum["level"] == spectrum["level"].max()], group_column="label",
+                                         title="03: latency spectrum")  # fmt: skip
+
+
+def _json_api_forest():
+    s = _run(plans.json_api("quick"))
+    trials = s.trials.assign(server_cpu_pct=100 * s.trials["server_cpu_seconds"] / s.trials["duration_s"],
+                             memory_peak_mib=s.trials["memory_peak_bytes"] / MIB)  # fmt: skip
+    level = trials["level"].max()
+    comparison = analysis.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
+    rows = pages.noise_band_columns(comparison.assign(label=comparison["metric"]), "metric", "quick")
+    return plots.forest_figure(rows, group_column="candidate", noise_low_column="noise_low",
+                               noise_high_column="noise_high", title="03: ratios")  # fmt: skip
+
+
+def _io_bound():
+    s = _run(plans.io_coroutines("quick"))
+    levels = sorted(s.trials["level"].unique())
+    bound = plots.ReferenceLine("Little's law bound", levels, [level / 0.010 for level in levels])
+    return plots.throughput_figure(analysis.with_concurrency(s.trials), group_column="label", reference_lines=[bound],
+                                   title="04: throughput vs the bound")  # fmt: skip
+
+
+def _virtual_threads_resources():
+    s = _run(plans.virtual_threads("quick"))
+    return plots.resources_over_time_figure(_top_level_series(s), group_column="label", title="05: memory and threads")
+
+
+def _pinning():
+    p = _run(plans.pinning("quick"))
+    return plots.throughput_figure(analysis.with_concurrency(p.trials), group_column="label", title="05: pinning")
+
+
+def _every_verdict_forest():
+    records = claims.load_verdicts()
+    verdicts = pd.DataFrame([vars(v) for v in records])
+    verdicts["label"] = [f"{c} ({cand} / {base})" if isinstance(cand, str) else c
+                         for c, cand, base in zip(verdicts["claim_id"], verdicts["candidate"], verdicts["baseline"])]  # fmt: skip
+    verdicts["metric"] = [m.get("metric") if isinstance(m, dict) else None for m in verdicts["measured"]]
+    rows = pages.noise_band_columns(verdicts, "metric", "quick")
+    return plots.forest_figure(rows, ratio_column="measured_ratio", claimed_column="claimed_ratio",
+                               group_column="candidate", verdict_column="verdict", noise_low_column="noise_low",
+                               noise_high_column="noise_high", title="99: every verdict")  # fmt: skip
+
+
+FIGURE_CASES = {
+    "00 A/A throughput (one level, twins)": (plots.throughput_figure, _aa),
+    "01 throughput (one level, saturated trials)": (plots.throughput_figure, lambda: _overhead("throughput_rps")),
+    "01 peak memory (MiB)": (plots.throughput_figure, lambda: _overhead("memory_peak_mib")),
+    "01 OS threads": (plots.throughput_figure, lambda: _overhead("tasks_peak")),
+    "01 CPU per request": (plots.cpu_per_request_figure, _overhead_cpu),
+    "01 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.runtime_overhead("quick"))),
+    "02 served vs offered": (plots.throughput_figure, _worker_pool),
+    "02 GC pauses at the table's rate": (plots.gc_pause_figure, _worker_pool_gc),
+    "03 latency spectrum": (plots.latency_spectrum_figure, _json_api_latency),
+    "03 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.json_api("quick"))),
+    "03 forest": (plots.forest_figure, _json_api_forest),
+    "04 throughput vs Little's bound": (plots.throughput_figure, _io_bound),
+    "04 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.io_coroutines("quick"))),
+    "05 memory and threads over time": (plots.resources_over_time_figure, _virtual_threads_resources),
+    "05 pinning (stalled trials)": (plots.throughput_figure, _pinning),
+    "99 forest of every verdict": (plots.forest_figure, _every_verdict_forest),
+}
+
+
+@pytest.mark.parametrize("name", list(FIGURE_CASES))
+def test_every_figure_of_the_collection_is_legible_on_the_reference_data(name):
+    figure = FIGURE_CASES[name][1]()
+    report = plots.lint_figure(figure)
+    LINTED_FIGURES.append(name)
+    assert report.problems == [], f"{name}: " + "; ".join(report.problems)
+    assert report.tick_labels_checked > 0
+
+
+def test_every_figure_function_is_exercised_on_the_reference_data():
+    exercised = {function.__name__ for function, _ in FIGURE_CASES.values()}
+    public = {name for name in plots.__all__ if name.endswith("_figure")} - {"lint_figure", "save_figure"}
+    assert public == exercised, f"not linted on the reference data: {sorted(public - exercised)}"
+
+
+def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend():
+    figure = _pinning()
+    axes = figure.axes[0]
+    scatters = [c for c in axes.collections if isinstance(c, PathCollection)]
+    hollow = sum(len(c.get_offsets()) for c in scatters if len(c.get_facecolors()) == 0)
+    assert hollow == 6  # the six JDK 21 trials that stalled pinned on I/O
+    legend = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert "excluded (hollow): stalled 6" in legend
+    assert [t.get_text() for t in axes.get_xticklabels()] == ["java-virtual-jdk21-pinned", "java-virtual-jdk25-pinned"]
+
+
+def test_one_level_is_a_category_axis_and_memory_is_in_mib():
+    figure = _overhead("memory_peak_mib")
+    axes = figure.axes[0]
+    assert axes.get_xscale() == "linear" and axes.get_xlabel() == "server, all at 1,000 connections"
+    assert axes.get_ylabel() == "peak memory in use (MiB)"
+    assert not any(math.isclose(tick, 1000) for tick in axes.get_xticks())

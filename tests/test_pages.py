@@ -1,0 +1,171 @@
+"""What a report page shows besides figures: numbers, per-claim rows, provenance, and the checks on exported pages.
+
+Run on the committed reference runs (data/raw) and verdicts (reports/verdicts).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from loadlab import claims, paths, rundir
+from loadlab.pages import claim_table, html_checks, numbers, provenance
+from loadlab.pages.noise import aa_trials, noise_bands
+
+SOURCES, CLAIMS = claims.load_claims()
+
+
+def reference_run(experiment: str):
+    run = rundir.latest_run(experiment)
+    assert run is not None, f"no committed run of {experiment}"
+    return run
+
+
+# --- numbers ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1.0397839321397173, "1.04"), (59345.636985, "59,346"), (0.012345, "0.01235"), (7.0, "7"), (100017, "100,017"),
+     (math.nan, "n/a"), (0.0, "0"), ("8.4.24", "8.4.24")],
+)  # fmt: skip
+def test_numbers_are_printed_with_few_digits(value, text):
+    assert numbers.format_number(value) == text
+
+
+def test_mappings_read_as_text_with_units():
+    assert numbers.format_mapping({"go": 0.0, "swoole": 0.02}, "%") == "go 0% \N{MIDDLE DOT} swoole 0.02%"
+    assert numbers.format_mapping({"spawn_join_ms": 361.24, "rss_delta_bytes": 281_018_368}) == (
+        "spawn join 361.2 ms \N{MIDDLE DOT} rss delta 268 MiB")
+    assert numbers.format_mapping({"gc_pause_total_s": 5.15e-05}) == "gc pause total 51.5 \N{MICRO SIGN}s"
+    assert numbers.format_mapping({"gopark_per_s": {"g127": 42800, "g32": 8100}}) == "gopark (g127 42,800 /s, g32 8,100 /s)"
+
+
+# --- per-claim rows on the committed verdicts ---------------------------------------------------
+
+
+def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_data():
+    verdicts = claims.load_verdicts()
+    rows = claim_table.claim_rows(verdicts, CLAIMS)
+    assert len(rows) == len(verdicts) > 0
+    ratio_rows = rows[[v.measured_ratio is not None for v in verdicts]]
+    assert (ratio_rows["measured"].str.contains(r"\(medians\)")).all()
+    assert all(row.claimed for row in rows.itertuples() if CLAIMS[row.claim].values)
+    for verdict, row in zip(verdicts, rows.itertuples()):
+        assert row.reproduce[0] == f"loadlab notebooks --profile quick --only {verdict.notebook[:2]}"
+        assert row.data, f"{row.claim}: no link to its run's data"
+        for _, href, _ in row.data:
+            assert (paths.REPORTS_DIR / href).resolve().is_dir(), href
+    throughput = rows[(rows["claim"] == "S4-throughput")].iloc[0]
+    assert throughput.claimed == "go 24,850 req/s \N{MIDDLE DOT} swoole 22,160 req/s"
+    assert throughput.measured.startswith("throughput: go ") and "req/s" in throughput.measured
+    assert throughput.reproduce == ["loadlab notebooks --profile quick --only 04",
+                                    "loadlab notebooks --profile quick --only 04 --run-id latest"]  # fmt: skip
+
+
+def test_the_claim_table_html_escapes_and_links():
+    verdicts = claims.load_verdicts()
+    table = claim_table.claim_table_html(claim_table.claim_rows(verdicts, CLAIMS))
+    assert table.count("<tr>") == len(verdicts) + 1
+    assert '<a href="../data/raw/' in table and "<code>loadlab notebooks" in table
+    assert "{'" not in table
+
+
+# --- provenance ----------------------------------------------------------------------------------
+
+
+def test_swoole_reports_its_own_version_not_php_s():
+    versions = provenance.runtime_versions(reference_run("04-io-coroutines-quick"))
+    assert versions["swoole"] == "Swoole 6.1.9 on PHP 8.4.24"
+    assert versions["go"] == "go1.24.4" and versions["rust"] == "rustc 1.85.1" and versions["python"] == "python 3.13.5"
+
+
+def test_the_block_says_what_was_run_where_and_how():
+    run = reference_run("03-json-api-quick")
+    block = provenance.provenance_html("03-json-api", "quick", "latest", [run], {SOURCES["S3"]: run})
+    for expected in ("Re-analysed", run.name, "3226da7035 (clean)", "6, a fresh container each", "5 s",
+                     "2 to 6 s, until throughput is steady", "server on CPU 1", "loadgen on CPU 0",
+                     "memory limit 2,048 MiB", "keep-alive", "closed loop (wrk), GET /api/users, 64 and 256 connections",
+                     "go: go1.24.4", "AMD EPYC, 2 CPUs", "hey -n 100000 -c 256", "Go 1.22 net/http vs Rust 1.78 axum"):
+        assert expected in block, expected
+    # Started before the run was created: the run was measured by this execution.
+    measured_now = provenance.provenance_html("03-json-api", "quick", None, [run], started_utc="2000-01-01T00:00:00+00:00")
+    assert "Measured now" in measured_now and "Re-analysed" not in measured_now
+
+
+def test_every_clause_of_every_source_setup_lands_in_exactly_one_aspect():
+    for source in SOURCES.values():
+        clauses = provenance.source_clauses(source.setup)
+        words = "".join("".join(clause.split()) for _, clause in clauses)
+        assert words == "".join(source.setup.replace(";", "").rstrip(".").replace(". ", "").split()), source.id
+        assert {aspect for aspect, _ in clauses} <= {name for name, _ in provenance.ASPECTS} | {provenance.OTHER_ASPECT}
+    hardware = [clause for aspect, clause in provenance.source_clauses(SOURCES["S1"].setup) if aspect == "hardware and placement"]
+    assert hardware == ["4 cores, 8 GB, each server pinned to one core"]
+
+
+def test_microbenchmark_runs_are_described_by_their_parameters():
+    run = reference_run("05-microbench-sqrt-latch-quick")
+    setup = dict((aspect, ours) for aspect, _, ours in provenance.setup_comparison(SOURCES["S5"], provenance.run_facts(run)))
+    assert setup["load and requests"].startswith("microbenchmark (05-microbench-sqrt-latch-quick): tasks 10,000")
+    assert "?" not in " ".join(setup.values())
+
+
+# --- noise bands per metric -----------------------------------------------------------------------
+
+
+def test_each_metric_gets_the_a_a_band_of_the_same_quantity():
+    trials = aa_trials("quick")
+    bands = noise_bands(trials, ["throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct", "gc_pause_total_s"])
+    assert set(bands) == {"throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct"}
+    # A ratio has no unit: MiB and bytes, ms and s give the same band.
+    assert bands["memory_peak_mib"] == noise_bands(trials, ["memory_peak_bytes"])["memory_peak_bytes"]
+    assert bands["latency_p99_ms"] == noise_bands(trials, ["latency_p99_s"])["latency_p99_s"]
+    for low, high in bands.values():
+        assert 0.5 < low <= high < 2
+
+
+# --- the page checks ------------------------------------------------------------------------------
+
+
+def test_reprs_and_runaway_precision_are_found_in_what_a_reader_sees(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<html><head><script>var x = {'a': 1.2345678901};</script><style>p{}</style></head><body>"
+        "<div class='jp-InputArea'><pre>print({'go': 0.0}, 3.14159265358)</pre></div>"
+        "<p>noise band (0.9963492178866805, 1.0944612237048557)</p><p>{'go': 0.0}</p>"
+        "<p>version 21.0.12.1, 1,234,567 requests, ratio 1.04, run 20261121T112543Z</p>"
+        '<svg><path d="M 0.123456789 1.23456789"/></svg></body></html>'
+    )
+    findings = html_checks.check_page(page)
+    assert sorted(f.kind for f in findings) == ["precision", "precision", "repr"], [str(f) for f in findings]
+    assert html_checks.significant_digits("0.001230") == 4 and html_checks.significant_digits("1,234.5") == 5
+
+
+def test_the_browser_check_finds_console_errors_broken_images_and_a_dead_flame_graph(tmp_path):
+    from loadlab.pages import browser
+    from loadlab.profiles import flamegraph_svg
+    from loadlab.profiles.schema import stacks_frame
+
+    if browser.find_chromium() is None:
+        pytest.skip("no chromium on PATH: install Debian's chromium (make test does, as root)")
+    stacks = stacks_frame([("main;serve;parse", 30), ("main;serve;write", 50), ("main;idle", 20)])
+    graph = flamegraph_svg(stacks, title="live")
+    dead = graph.replace('<script type="text/ecmascript">', '<script type="text/plain">')  # zooming disabled
+    good, bad = tmp_path / "good.html", tmp_path / "bad.html"
+    good.write_text(f"<html><body>{graph}</body></html>")
+    bad.write_text(f"<html><body>{dead}<img src='missing.png'><script>console.error('boom')</script></body></html>")
+    checks = browser.check_pages([good, bad], tmp_path / "screens")
+    assert checks[0].problems == [] and checks[0].flame_graphs == 1
+    problems = checks[1].problems
+    assert any("boom" in p for p in problems) and any("image not loaded" in p for p in problems)
+    assert any("flame graph did not zoom" in p for p in problems)
+    assert all(check.screenshot.stat().st_size > 1000 for check in checks)
+
+
+def test_relative_links_point_from_the_reports_folder():
+    run = reference_run("03-json-api-quick")
+    links = dict(claim_table.data_links(run.name, paths.REPORTS_DIR))
+    assert links["raw"] == os.path.relpath(run, paths.REPORTS_DIR)
+    assert links["processed"].startswith(os.path.relpath(paths.PROCESSED_DIR, paths.REPORTS_DIR))
