@@ -23,14 +23,13 @@ path (`servers[1].settings.THREAD_MODEL`), the value and what is allowed.
 from __future__ import annotations
 
 import dataclasses
-import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from loadlab.config import TrialConfig
+from loadlab.config import TrialConfig, interleave
 from loadlab.errors import ParameterError
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -253,13 +252,9 @@ class Experiment:
         Returns [{trial: 1.., condition, block}] — trial numbers are the run order.
         """
         names = [c["condition"] for c in self.conditions()]
-        generator = random.Random(self.seed)
-        order = []
-        for block in range(1, self.trials_per_condition + 1):
-            shuffled = names[:]
-            generator.shuffle(shuffled)
-            order += [{"condition": name, "block": block} for name in shuffled]
-        return [{"trial": number, **item} for number, item in enumerate(order, start=1)]
+        order = interleave(names, self.trials_per_condition, self.seed)
+        return [{"trial": number, "condition": name, "block": block + 1}
+                for number, (block, name) in enumerate(order, start=1)]
 
 
 def _section(kind, raw, name: str):
