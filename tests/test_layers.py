@@ -13,7 +13,8 @@ ANALYSIS_SIDE = (
     "loadlab.config", "loadlab.experiment", "loadlab.plans", "loadlab.rundir", "loadlab.tables",
     "loadlab.analysis", "loadlab.claims", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",
-    "loadlab.contract.fuzz", "loadlab.contract.fuzz_cases", "loadlab.servers", "loadlab.study", "loadlab.report",
+    "loadlab.contract.fuzz", "loadlab.contract.fuzz_cases", "loadlab.servers", "loadlab.schemas", "loadlab.study",
+    "loadlab.report",
 )
 
 
