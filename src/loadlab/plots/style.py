@@ -129,11 +129,6 @@ def runtime_marker(name: str) -> str:
     return RUNTIME_MARKERS[base]
 
 
-def runtime_palette(names: Iterable[str]) -> dict[str, str]:
-    """{name: colour} for seaborn's ``palette=`` argument."""
-    return {name: runtime_colour(name) for name in names}
-
-
 def runtime_order(names: Iterable[str]) -> list[str]:
     """Names in a stable order: known runtimes in palette order, then the rest alphabetically."""
     known = list(RUNTIME_COLOURS)
