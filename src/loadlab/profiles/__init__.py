@@ -1,4 +1,4 @@
-"""Profiles and GC behaviour from every runtime, in one shape (DESIGN.md, "Profiles and GC").
+"""Profiles and GC behaviour from every runtime, in one shape (docs/architecture.md, "Profiles and GC").
 
 Tables (columns and units in schema.py):
 

@@ -1,7 +1,7 @@
 """Statistics for trials: medians with CIs, comparisons, tests, effect sizes, latency merging.
 
 Everything takes plain arrays (one value per trial) or tidy DataFrames and
-returns plain numbers, NamedTuples or DataFrames. See DESIGN.md, "Statistics".
+returns plain numbers, NamedTuples or DataFrames. See docs/architecture.md, "Statistics".
 """
 
 from .compare import (
