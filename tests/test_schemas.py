@@ -140,6 +140,7 @@ BASE = {
     ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: label, route"),
     ({**BASE, "placement": {"server_cpus": 1}}, "placement.server_cpus", "a cpuset string"),
     ({**BASE, "load": {"connections": ["many"]}}, "load.connections", "a non-empty list of integers >= 1"),
+    ({**BASE, "load": {"mode": "open", "rate_rps": []}}, "load.rate_rps", "a non-empty list of positive request rates"),
     ({**BASE, "servers": ["go-nethttp"]}, "servers[0]", "a mapping such as {server: go-nethttp}"),
     ({**BASE, "profilers": ["jfr", "dtrace"]}, "profilers", "each one of pprof"),
     ({key: value for key, value in BASE.items() if key != "name"}, "name", "1-64 characters"),
@@ -158,6 +159,11 @@ def test_an_unknown_knob_is_named_by_its_path():
         Experiment.from_dict(document)
     assert caught.value.parameter == "servers[1].settings.GOMAXPROC"
     assert "GOMAXPROCS" in caught.value.allowed
+
+
+def test_an_open_loop_needs_rates_not_connections():
+    open_loop = {**BASE, "load": {"mode": "open", "route": "/json", "connections": [], "rate_rps": [50]}}
+    assert Experiment.from_dict(open_loop).levels() == [50]
 
 
 def test_the_python_form_is_checked_against_the_same_schema():

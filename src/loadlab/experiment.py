@@ -183,8 +183,6 @@ class Experiment(_KnownFields):
         """
         # The shape (every field known, of its type and range) is the schema's; the rest needs the servers and the host.
         schemas.check(self.to_dict(), "experiment")
-        if self.load.mode == "open" and not self.load.rate_rps:
-            raise ParameterError("load.rate_rps", self.load.rate_rps, "a non-empty list of positive request rates")
         labels = [entry.display_label() for entry in self.servers]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
