@@ -49,7 +49,6 @@ USER = "10001:10001"
 # arguments and all), so the two images share their JDK layer and a claim
 # about a JDK is measured on the same JDK in both.
 JAVA_SERVER = "java-threads"
-GO_DEB_VERSION = "2:1.24~2"
 
 DEFAULT_MEMORY_LIMIT_BYTES = 2 * 1024**3
 DEFAULT_TIMEOUT_S = 600.0
@@ -104,7 +103,7 @@ def build(
     images.ensure_base_image(client, log)
     if not rebuild and images.image_exists(client, tag):
         return tag
-    build_args = {**jdk_build_args()[_check_jdk(jdk)], "GO_DEB_VERSION": GO_DEB_VERSION}
+    build_args = jdk_build_args()[_check_jdk(jdk)]  # Go's pin is the Dockerfile's GO_VERSION
     log(f"building {tag}")
     images.build_image(
         client, MICROBENCH_DIR, tag, build_args,
