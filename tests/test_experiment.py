@@ -64,6 +64,15 @@ def test_schedule_is_seeded_blocked_and_interleaved():
     assert [t["condition"] for t in other] != [t["condition"] for t in schedule]
 
 
+def test_the_schedule_is_the_shared_interleaving():
+    from loadlab.config import interleave
+
+    experiment = Experiment.from_dict(BASE)
+    names = [c["condition"] for c in experiment.conditions()]
+    expected = [(block + 1, name) for block, name in interleave(names, blocks=3, seed=5)]
+    assert [(t["block"], t["condition"]) for t in experiment.schedule()] == expected
+
+
 def test_yaml_file_round_trip(tmp_path):
     path = tmp_path / "e.yaml"
     path.write_text(yaml.safe_dump(BASE))

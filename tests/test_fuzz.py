@@ -1,4 +1,4 @@
-"""The garbage fuzz: its generator (deterministic, bounded), its response
+"""The garbage fuzz: its case generator (deterministic, bounded), its response
 parser, and whole runs against tiny in-process servers that live, die, or
 fall to slow requests. One Docker test runs it against go-nethttp."""
 
@@ -11,38 +11,38 @@ from urllib.parse import unquote_plus
 
 import pytest
 
-from loadlab.contract import CPU_N_MAX, IO_MS_MAX, fuzz
+from loadlab.contract import CPU_N_MAX, IO_MS_MAX, fuzz, fuzz_cases
 from loadlab.errors import ParameterError
 
 # ---- the generator ----------------------------------------------------------
 
 
 def test_the_same_seed_gives_the_same_cases_and_another_seed_others():
-    first = fuzz.generate_cases(7, 400)
-    assert first == fuzz.generate_cases(7, 400)
-    assert [c.payload for c in first] != [c.payload for c in fuzz.generate_cases(8, 400)]
+    first = fuzz_cases.generate_cases(7, 400)
+    assert first == fuzz_cases.generate_cases(7, 400)
+    assert [c.payload for c in first] != [c.payload for c in fuzz_cases.generate_cases(8, 400)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 99, 12345])
 def test_cases_are_bounded_in_size_and_in_request_count(seed):
-    cases = fuzz.generate_cases(seed, 400)
+    cases = fuzz_cases.generate_cases(seed, 400)
     assert sum(c.requests for c in cases) == 400
-    assert all(0 < len(c.payload) <= fuzz.MAX_PAYLOAD_BYTES for c in cases)
+    assert all(0 < len(c.payload) <= fuzz_cases.MAX_PAYLOAD_BYTES for c in cases)
     assert all(1 <= c.responses <= c.requests for c in cases)
     assert len({c.name for c in cases}) == len(cases)
 
 
 def test_a_small_budget_is_a_prefix_of_the_catalogue_and_zero_is_nothing():
-    assert fuzz.generate_cases(1, 0) == []
-    small = fuzz.generate_cases(1, 5)
+    assert fuzz_cases.generate_cases(1, 0) == []
+    small = fuzz_cases.generate_cases(1, 5)
     assert sum(c.requests for c in small) == 5
-    assert [c.name for c in small] == [c.name for c in fuzz.generate_cases(1, 400)[:5]]
+    assert [c.name for c in small] == [c.name for c in fuzz_cases.generate_cases(1, 400)[:5]]
     with pytest.raises(ParameterError):
-        fuzz.generate_cases(1, -1)
+        fuzz_cases.generate_cases(1, -1)
 
 
 def test_the_catalogue_tries_every_family_the_contract_names():
-    cases = {c.name: c.payload for c in fuzz.generate_cases(0, 400)}
+    cases = {c.name: c.payload for c in fuzz_cases.generate_cases(0, 400)}
     assert len(cases["path: 16 KB of random characters"]) > 16 * 1024
     assert "ü".encode() in cases["path: raw UTF-8"]
     assert b"n=" + b"9" * 10_000 in cases["query: n= with 10,000 digits"]
@@ -69,7 +69,7 @@ def test_no_case_asks_a_work_route_for_expensive_work(seed):
     # Garbage must not be load: /cpu?n=9999999 is seconds in an interpreter,
     # and would make a healthy single-threaded server look dead.
     limits = {"n": (10_000, CPU_N_MAX), "cpu": (10_000, CPU_N_MAX), "ms": (20, IO_MS_MAX), "io": (20, IO_MS_MAX)}
-    for case in fuzz.generate_cases(seed, 400):
+    for case in fuzz_cases.generate_cases(seed, 400):
         for name, value in _work_values(case.payload):
             digits = value.lstrip("0")
             if name in limits and value.isascii() and value.isdigit() and len(digits) <= 9:
@@ -213,6 +213,60 @@ def test_bad_arguments_are_refused_before_any_traffic():
         fuzz.run_fuzz("127.0.0.1", 1, slow_connections=10_000)
 
 
+# ---- `loadlab verify --fuzz` -------------------------------------------------
+
+
+class _Running:
+    """What ServerSession.start yields, for a toy server already listening."""
+
+    def __init__(self, port: int, routes=("/plaintext", "/json", "/health")):
+        from types import SimpleNamespace
+
+        self.host, self.port = "127.0.0.1", port
+        self.spec = SimpleNamespace(name="toy", routes=routes)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _verify_cli(monkeypatch, capsys, port: int, *arguments: str) -> tuple[int, dict]:
+    import json
+
+    from loadlab import cli
+    from loadlab.contract import verify
+    from loadlab.harness import session
+
+    # The container and the contract checks are the Docker test's business: here only the fuzz wiring.
+    monkeypatch.setattr(session.ServerSession, "start", classmethod(lambda cls, **kwargs: _Running(port)))
+    monkeypatch.setattr(verify, "verify_server", lambda host, port, name, routes: [])
+    code = cli.main(["verify", "--server", "go-nethttp", "--json", "--fuzz", "--fuzz-requests", "60",
+                     "--fuzz-time-budget", "8", *arguments])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_verify_fuzz_passes_a_sturdy_server(monkeypatch, capsys):
+    with ToyServer() as server:
+        code, summary = _verify_cli(monkeypatch, capsys, server.port, "--fuzz-seed", "3")
+    assert code == 0
+    assert summary["passed"] and summary["fuzz"]["alive"] and summary["fuzz"]["seed"] == 3
+    assert summary["fuzz"]["requests_sent"] == 60
+
+
+def test_verify_fuzz_fails_a_server_the_fuzz_kills(monkeypatch, capsys):
+    with ToyServer(die_on=b"HTTP/9.9") as server:
+        code, summary = _verify_cli(monkeypatch, capsys, server.port, "--fuzz-requests", "100")
+    assert code == 1
+    assert summary["passed"] and not summary["fuzz"]["alive"] and summary["fuzz"]["dead_after"]
+
+
+def test_the_liveness_route_is_plaintext_unless_the_server_lacks_it():
+    assert fuzz.liveness_route_for(("/plaintext", "/json")) == "/plaintext"
+    assert fuzz.liveness_route_for(("/json", "/health")) == "/json"
+
+
 # ---- a real server -----------------------------------------------------------
 
 
@@ -240,3 +294,21 @@ def test_go_nethttp_survives_the_fuzz(docker_client):
     # Go answers some garbage with 501/505: anomalies, never deaths.
     assert {a.kind for a in result.anomalies} <= {"5xx"}
     assert container.leftovers(docker_client, run_id) == []
+
+
+@pytest.mark.docker
+def test_loadlab_verify_fuzz_passes_go_nethttp(docker_client):
+    import json
+    import subprocess
+    import sys
+
+    from conftest import build_or_skip
+
+    build_or_skip(docker_client, "go-nethttp")
+    result = subprocess.run(
+        [sys.executable, "-m", "loadlab.cli", "verify", "--server", "go-nethttp", "--fuzz", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = json.loads(result.stdout)
+    assert summary["passed"] and summary["fuzz"]["alive"] and summary["fuzz"]["slow"]["answered_while_held"]

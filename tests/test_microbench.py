@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from loadlab.config import interleave
 from loadlab.errors import ParameterError, TrialFailure
 from loadlab.harness import container, microbench
 
@@ -171,6 +172,13 @@ def test_commands():
     assert microbench.image_tag("25") == "loadlab/microbench:jdk25"
 
 
+def test_the_jdks_are_java_threads_own_build_arguments():
+    from loadlab.servers import get_server
+
+    variants = get_server("java-threads").variants
+    assert microbench.jdk_build_args() == {"21": variants["jdk21"], "25": variants["jdk25"]}
+
+
 @pytest.mark.parametrize("call, parameter", [
     (lambda: microbench.go_command(0), "tasks"),
     (lambda: microbench.go_command(True), "tasks"),
@@ -195,8 +203,9 @@ def test_bad_parameters_are_parameter_errors(call, parameter):
 
 
 def test_conditions_are_interleaved_once_per_block_in_a_seeded_order():
-    order = microbench._interleaved(["a", "b", "c"], repetitions=4, seed=7)
-    assert order == microbench._interleaved(["a", "b", "c"], repetitions=4, seed=7)
+    # The microbenchmarks order their runs with the experiments' interleaving (loadlab.config).
+    order = interleave(["a", "b", "c"], blocks=4, seed=7)
+    assert order == interleave(["a", "b", "c"], blocks=4, seed=7)
     for repetition in range(4):
         assert sorted(c for r, c in order if r == repetition) == ["a", "b", "c"]
     assert len({tuple(c for r, c in order if r == k) for k in range(4)}) > 1  # not one fixed order

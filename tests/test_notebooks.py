@@ -38,6 +38,24 @@ def test_notebooks_stay_thin(path):
             assert not re.search(r"^\s*(def|class) ", "".join(cell["source"]), re.M), f"{path.name} defines code"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebooks_measure_a_plan_as_it_is(path):
+    # What to measure (profilers included) is chosen in loadlab.plans; a notebook never edits an experiment.
+    notebook = json.loads(path.read_text())
+    fields = "|".join(("servers", "load", "durations", "placement", "profilers", "trials_per_condition", "seed", "verify"))
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            assert not re.search(rf"^\s*\w+\.({fields})\b[^=\n]*=(?!=)", source, re.M), f"{path.name} edits an experiment"
+            assert ".validate()" not in source, f"{path.name} validates an experiment itself (plans return valid ones)"
+
+
+def test_the_plans_choose_the_profilers():
+    assert plans.worker_pool("smoke", 1, [50.0]).profilers == ["gctrace", "go-metrics"]
+    assert plans.virtual_threads("quick").profilers == ["jfr"] and plans.pinning("full").profilers == ["jfr"]
+    assert plans.json_api("quick").profilers == []
+
+
 def test_every_profile_makes_valid_experiments():
     for profile in plans.PROFILE_NAMES:
         for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines):

@@ -50,5 +50,11 @@ def test_pip_install_into_a_clean_environment_imports_every_module(tmp_path):
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-3000:]
+    # Package data: the schemas every experiment and server manifest is checked against.
+    schemas = subprocess.run(
+        [str(python), "-c", "from loadlab import schemas\nprint(sorted(schemas.schema(n)['title'] for n in schemas.SCHEMA_NAMES))"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert schemas.returncode == 0 and "experiments/<name>.yaml" in schemas.stdout, schemas.stderr[-3000:]
     check = subprocess.run([str(python), "-m", "pip", "check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr

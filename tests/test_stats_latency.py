@@ -7,8 +7,10 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from loadlab.stats import (
-    SPECTRUM_PERCENTILES,
+    SPECTRUM_GRID_PERCENTILES,
+    SUMMARY_PERCENTILES,
     hdr_latency_spectrum,
+    hdr_percentiles_s,
     merge_hdr_histograms,
     merge_value_counts,
     percentiles_from_counts,
@@ -45,7 +47,7 @@ def test_merged_hdr_spectrum_matches_the_pooled_raw_values(two_trials_us):
     spectrum = hdr_latency_spectrum([histogram_of(calm), histogram_of(stalled)], value_unit_s=MICROSECOND_S)
     pooled = np.concatenate([calm, stalled])
     assert spectrum.count == pooled.size
-    for percentile, seconds in zip(SPECTRUM_PERCENTILES, spectrum[:5]):
+    for percentile, seconds in zip(SUMMARY_PERCENTILES, spectrum[:5]):
         # HdrHistogram keeps 3 significant figures and reports a bucket's upper end.
         assert seconds == pytest.approx(nearest_rank(pooled, percentile) * MICROSECOND_S, rel=2e-3)
     assert spectrum.max_s == pytest.approx(pooled.max() * MICROSECOND_S, rel=2e-3)
@@ -125,3 +127,40 @@ def test_the_unit_is_required_and_must_be_positive():
         value_count_latency_spectrum([{100: 1}])  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="value_unit_s"):
         value_count_latency_spectrum([{100: 1}], value_unit_s=0)
+
+
+# ---- the one percentile definition, wherever a percentile is computed --------
+
+
+def test_one_histogram_reads_off_nearest_rank_not_hdrhistograms_rounding():
+    # p91 of ten requests: nearest rank is the 10th (ceil(9.1)); HdrHistogram's own
+    # get_value_at_percentile rounds 9.1 half up to the 9th and answers one rank low.
+    values_us = [1000 * k for k in range(1, 11)]
+    histogram = histogram_of(values_us)
+    (p91_s,) = hdr_percentiles_s(histogram, [91], value_unit_s=MICROSECOND_S)
+    assert p91_s == pytest.approx(nearest_rank(np.array(values_us), 91) * MICROSECOND_S, rel=1e-3)
+    assert p91_s == pytest.approx(10e-3, rel=1e-3)
+    assert histogram.get_value_at_percentile(91) * MICROSECOND_S == pytest.approx(9e-3, rel=1e-3)
+
+
+def test_one_histogram_and_the_merged_spectrum_agree(two_trials_us):
+    calm, _ = two_trials_us
+    histogram = histogram_of(calm)
+    alone = hdr_latency_spectrum([histogram], value_unit_s=MICROSECOND_S)
+    assert hdr_percentiles_s(histogram.encode().decode(), SUMMARY_PERCENTILES, value_unit_s=MICROSECOND_S) == list(alone[:5])
+
+
+def test_an_empty_histogram_has_no_percentiles():
+    empty = HdrHistogram(1, 60_000_000, 3)
+    assert all(np.isnan(hdr_percentiles_s(empty, [50, 99], value_unit_s=MICROSECOND_S)))
+    with pytest.raises(ValueError, match="value_unit_s"):
+        hdr_percentiles_s(empty, [50], value_unit_s=0)
+
+
+def test_the_spectrum_grid_is_the_one_wrk_reports_on():
+    import json
+    from pathlib import Path
+
+    report = json.loads((Path(__file__).parent / "fixtures" / "wrk" / "json-c16-2s.json").read_text())
+    assert tuple(p for p, _ in report["spectrum_us"]) == SPECTRUM_GRID_PERCENTILES
+    assert len(SPECTRUM_GRID_PERCENTILES) == 1179 and SUMMARY_PERCENTILES[0] == 50.0

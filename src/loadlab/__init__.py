@@ -1,8 +1,12 @@
 """loadlab: what does a concurrency runtime cost under load?
 
-The package is organised as one module per stage of the data flow
-(DESIGN.md): images -> container -> verify -> loadgen/sampler -> trial ->
-raw run folders -> processed tables -> stats -> plots.
+The package follows the data flow (docs/architecture.md draws it and names
+the owner of each stage): `loadlab.harness` (images -> container -> warm up
+-> measure -> collect -> raw run folder; the only part that talks to
+Docker), `loadlab.contract` (the server contract, verify, fuzz), then the
+analysis, which never imports the harness: `loadlab.tables` (tidy tables) ->
+`loadlab.stats` / `analysis` / `claims` -> `loadlab.plots` -> notebooks ->
+`loadlab.report` (HTML).
 """
 
 __version__ = "0.1.0"

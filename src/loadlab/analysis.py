@@ -3,7 +3,9 @@
 Every summary is per condition across trials: the median with its 95% CI
 (`loadlab.stats.median_ci`), the trial count, and how many trials failed.
 Percentiles are never averaged across trials: a condition's p99 is the
-median of its trials' p99s, with a CI over trials.
+median of its trials' p99s, with a CI over trials, or, in open loop where
+every request's latency is kept, the p99 of all its requests together
+(`merged_latency`: the trials' histograms merged).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from loadlab import stats
+from loadlab.loadgen import vegeta
 from loadlab.stats.compare import COMPARISON_COLUMNS
 
 MIB = 1024**2
@@ -38,6 +41,32 @@ def condition_summary(trials: pd.DataFrame, metrics: Sequence[str], by: Sequence
             row.update({metric: estimate.median, f"{metric}_ci_low": estimate.ci_low, f"{metric}_ci_high": estimate.ci_high})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def merged_latency(trials: pd.DataFrame, by: Sequence[str] = ("label", "level")) -> pd.DataFrame:
+    """Open loop: per condition, the latency of every request of its ok trials together.
+
+    The trials' HdrHistograms (`latency_histogram_hdr`) are merged, counts
+    added, and read once (loadlab.stats.latency's percentile definition):
+    latency_p50_s ... latency_p99_99_s, latency_max_s, with requests and
+    trials_ok. A stalled trial's tail then counts for what it is, which a
+    median of per-trial p99s hides. Conditions without histograms (closed
+    loop: wrk keeps none) are left out.
+    """
+    columns = [*by, *(stats.percentile_column(p) for p in stats.SUMMARY_PERCENTILES), "latency_max_s", "requests", "trials_ok"]
+    if trials.empty or "latency_histogram_hdr" not in trials:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for keys, group in trials[trials["status"] == "ok"].groupby(list(by), sort=True):
+        histograms = [h for h in group["latency_histogram_hdr"] if isinstance(h, str)]
+        if not histograms:
+            continue
+        spectrum = stats.hdr_latency_spectrum(histograms, value_unit_s=vegeta.HISTOGRAM_UNIT_S)
+        row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,)))
+        row.update({stats.percentile_column(p): value for p, value in zip(stats.SUMMARY_PERCENTILES, spectrum)})
+        row.update(latency_max_s=spectrum.max_s, requests=spectrum.count, trials_ok=len(histograms))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
 
 
 def format_summary(summary: pd.DataFrame, metrics: Sequence[str], scale: dict[str, float] | None = None,

@@ -67,15 +67,24 @@ def command_build(args) -> int:
 
 
 def command_verify(args) -> int:
-    from loadlab.contract import verify
+    """The contract checks; with --fuzz, then the garbage fuzz on the same container (it must survive)."""
+    from loadlab.contract import fuzz, verify
     from loadlab.harness import session
 
+    fuzzed = None
     with session.ServerSession.start(
         server=args.server, variant=args.variant, settings=_settings(args.setting), cpuset=args.server_cpus,
         build=not args.no_build,
     ) as running:
         checks = verify.verify_server(running.host, running.port, running.spec.name, running.spec.routes)
+        if args.fuzz:
+            fuzzed = fuzz.run_fuzz(
+                running.host, running.port, seed=args.fuzz_seed, max_requests=args.fuzz_requests,
+                time_budget_s=args.fuzz_time_budget, liveness_route=fuzz.liveness_route_for(running.spec.routes),
+            )
     summary = verify.summarize(checks)
+    if fuzzed is not None:
+        summary["fuzz"] = fuzzed.to_dict()
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -83,7 +92,10 @@ def command_verify(args) -> int:
             mark = "pass" if check.passed else "FAIL"
             print(f"{mark}  {check.name}" + ("" if check.passed else f"\n      {check.detail}"))
         print(f"{summary['checks'] - summary['failed']} passed, {summary['failed']} failed")
-    return 0 if summary["passed"] else 1
+        if fuzzed is not None:
+            print("fuzz: " + fuzzed.summary())
+    survived = fuzzed is None or fuzzed.alive
+    return 0 if summary["passed"] and survived else 1
 
 
 def _trial_config(args):
@@ -262,8 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-install", action="store_true", help="never install or start dockerd")
     p.set_defaults(func=command_build)
 
-    p = sub.add_parser("verify", help="start a server and check it against servers/CONTRACT.md")
+    p = sub.add_parser("verify", help="start a server and check it against servers/CONTRACT.md (--fuzz: then feed it garbage)")
     _add_server_arguments(p)
+    p.add_argument("--fuzz", action="store_true",
+                   help="after the checks, send malformed and slow requests; fails unless the server still answers")
+    p.add_argument("--fuzz-seed", type=int, default=0, help="seed of the fuzz's random cases (default 0)")
+    p.add_argument("--fuzz-requests", type=int, default=400, help="requests the fuzz sends at most (default 400)")
+    p.add_argument("--fuzz-time-budget", type=float, default=12.0, help="seconds the whole fuzz may take (default 12)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=command_verify)
 

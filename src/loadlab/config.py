@@ -10,9 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import random
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from loadlab import contract
 from loadlab.errors import ParameterError
@@ -84,6 +87,28 @@ def check_cpusets(server_cpus: str, loadgen_cpus: str | None = None, check_host:
             raise ParameterError(
                 "loadgen_cpus", loadgen_cpus, f"CPUs disjoint from server_cpus={server_cpus!r} (they share {sorted(server & loadgen)})"
             )
+
+
+Condition = TypeVar("Condition")
+
+
+def interleave(conditions: Iterable[Condition], blocks: int, seed: int) -> list[tuple[int, Condition]]:
+    """(block, condition) pairs in run order: every condition once per block, each block shuffled anew.
+
+    Blocks count from 0. One generator seeded with `seed` shuffles every
+    block, so the order is reproducible, and drift over a run (a warming
+    machine, a neighbour's work) lands on all conditions alike instead of on
+    whichever would have run last. Experiments (`Experiment.schedule`) and the
+    microbenchmarks order their runs with this.
+    """
+    generator = random.Random(seed)
+    conditions = list(conditions)
+    order: list[tuple[int, Condition]] = []
+    for block in range(blocks):
+        shuffled = conditions[:]
+        generator.shuffle(shuffled)
+        order += [(block, condition) for condition in shuffled]
+    return order
 
 
 def new_run_id(prefix: str = "run") -> str:

@@ -12,16 +12,19 @@ class LoadlabError(Exception):
 class ParameterError(LoadlabError, ValueError):
     """A parameter is wrong. Raised before any container starts.
 
-    The message names the parameter, the value given and what is allowed.
+    The message names the parameter, the value given and what is allowed;
+    `where` (a file) comes first when the parameter is a field of a file.
     """
 
-    def __init__(self, parameter: str, value: object, allowed: str | Iterable[str]):
+    def __init__(self, parameter: str, value: object, allowed: str | Iterable[str], where: str | None = None):
         if not isinstance(allowed, str):
             allowed = "one of " + ", ".join(str(a) for a in allowed)
         self.parameter = parameter
         self.value = value
         self.allowed = allowed
-        super().__init__(f"{parameter}={value!r} is not allowed: {parameter} must be {allowed}")
+        self.where = where
+        message = f"{parameter}={value!r} is not allowed: {parameter} must be {allowed}"
+        super().__init__(f"{where}: {message}" if where else message)
 
 
 class DockerUnavailableError(LoadlabError):

@@ -16,28 +16,40 @@ run lands on all conditions alike instead of on whichever ran last.
       - {server: go-nethttp}
       - {server: rust-tokio}
 
-Every field is validated before anything starts; an error names the field
-path (`servers[1].settings.THREAD_MODEL`), the value and what is allowed.
+Every field is validated before anything starts, the YAML form and the
+Python objects alike: first against the declared schema
+(src/loadlab/schemas/experiment.schema.json: every key known, every value of
+its type), then against the servers' knobs and the trial's own checks. An
+error names the field path (`servers[1].settings.THREAD_MODEL`,
+`load.conections`), the value and what is allowed. Setting an attribute that
+is not a field (`experiment.profilrs = [...]`) is an error too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from loadlab.config import TrialConfig
+from loadlab import schemas
+from loadlab.config import TrialConfig, interleave
 from loadlab.errors import ParameterError
 
-NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+class _KnownFields:
+    """A dataclass whose attributes are its fields: a misspelt one fails instead of being silently ignored."""
+
+    def __setattr__(self, name: str, value) -> None:
+        known = self.__dataclass_fields__
+        if name not in known:
+            raise ParameterError(f"{type(self).__name__}.{name}", value, "one of the known fields: " + ", ".join(sorted(known)))
+        super().__setattr__(name, value)
 
 
 @dataclass
-class ServerEntry:
+class ServerEntry(_KnownFields):
     """One server (with variant and knobs) under test; `label` names it in tables and figures."""
 
     server: str
@@ -54,7 +66,7 @@ class ServerEntry:
 
 
 @dataclass
-class Load:
+class Load(_KnownFields):
     mode: str = "closed"
     route: str = "/plaintext"
     connections: list[int] = field(default_factory=lambda: [64])
@@ -65,7 +77,7 @@ class Load:
 
 
 @dataclass
-class Durations:
+class Durations(_KnownFields):
     """Seconds. Closed-loop warm-up runs at least warmup_s and until steady, at most warmup_max_s."""
 
     warmup_s: int = 5
@@ -74,7 +86,7 @@ class Durations:
 
 
 @dataclass
-class Placement:
+class Placement(_KnownFields):
     server_cpus: str = "1"
     loadgen_cpus: str = "0"
     memory_limit_mib: int = 2048
@@ -87,7 +99,7 @@ class Placement:
 
 
 @dataclass
-class Experiment:
+class Experiment(_KnownFields):
     name: str
     servers: list[ServerEntry]
     load: Load = field(default_factory=Load)
@@ -103,34 +115,23 @@ class Experiment:
     # ---- construction -------------------------------------------------
     @classmethod
     def from_dict(cls, document: dict) -> Experiment:
-        if not isinstance(document, dict):
-            raise ParameterError("experiment", type(document).__name__, "a mapping of fields")
-        known = {f.name for f in dataclasses.fields(cls)}
-        _reject_unknown(document, known, "")
-        servers = document.get("servers")
-        if not isinstance(servers, list) or not servers:
-            raise ParameterError("servers", servers, "a non-empty list of {server: NAME, ...}")
-        entries = []
-        for index, raw in enumerate(servers):
-            if not isinstance(raw, dict):
-                raise ParameterError(f"servers[{index}]", raw, "a mapping such as {server: go-nethttp}")
-            _reject_unknown(raw, {f.name for f in dataclasses.fields(ServerEntry)}, f"servers[{index}].")
-            if "server" not in raw:
-                raise ParameterError(f"servers[{index}].server", None, "a server name")
-            settings = raw.get("settings") or {}
-            if not isinstance(settings, dict):
-                raise ParameterError(f"servers[{index}].settings", settings, "a mapping NAME: VALUE")
-            entries.append(ServerEntry(
+        """An experiment from its YAML form; raises ParameterError naming the first wrong field's path."""
+        schemas.check(document, "experiment")  # unknown keys and wrong types, before anything is built
+        entries = [
+            ServerEntry(
                 server=raw["server"], variant=raw.get("variant"),
-                settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in settings.items()},
+                settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v))
+                          for k, v in (raw.get("settings") or {}).items()},
                 label=raw.get("label"), route=raw.get("route"),
-            ))
+            )
+            for raw in document["servers"]
+        ]
         experiment = cls(
-            name=document.get("name", ""),
+            name=document["name"],
             servers=entries,
-            load=_section(Load, document.get("load"), "load"),
-            durations=_section(Durations, document.get("durations"), "durations"),
-            placement=_section(Placement, document.get("placement"), "placement"),
+            load=Load(**(document.get("load") or {})),
+            durations=Durations(**(document.get("durations") or {})),
+            placement=Placement(**(document.get("placement") or {})),
             trials_per_condition=document.get("trials_per_condition", 3),
             seed=document.get("seed", 0),
             verify=document.get("verify", True),
@@ -180,24 +181,8 @@ class Experiment:
         only measuring needs (the runner asks for it): a plan, or a recorded
         run being re-analysed, must not depend on the machine reading it.
         """
-        if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
-            raise ParameterError("name", self.name, "1-64 characters of a-z, 0-9, '.', '_' or '-', starting alphanumeric")
-        if not isinstance(self.trials_per_condition, int) or not 1 <= self.trials_per_condition <= 1000:
-            raise ParameterError("trials_per_condition", self.trials_per_condition, "an integer from 1 to 1000")
-        if not isinstance(self.seed, int):
-            raise ParameterError("seed", self.seed, "an integer")
-        if self.load.mode == "closed":
-            levels = self.load.connections
-            if not isinstance(levels, list) or not levels or not all(isinstance(c, int) and c >= 1 for c in levels):
-                raise ParameterError("load.connections", levels, "a non-empty list of integers >= 1")
-        elif self.load.mode == "open":
-            levels = self.load.rate_rps
-            if not isinstance(levels, list) or not levels or not all(isinstance(r, (int, float)) and r > 0 for r in levels):
-                raise ParameterError("load.rate_rps", levels, "a non-empty list of positive request rates")
-        else:
-            raise ParameterError("load.mode", self.load.mode, ("closed", "open"))
-        if self.placement.memory_limit_mib < 16:
-            raise ParameterError("placement.memory_limit_mib", self.placement.memory_limit_mib, "at least 16")
+        # The shape (every field known, of its type and range) is the schema's; the rest needs the servers and the host.
+        schemas.check(self.to_dict(), "experiment")
         labels = [entry.display_label() for entry in self.servers]
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
@@ -210,7 +195,7 @@ class Experiment:
                 try:
                     config.validate()
                 except ParameterError as error:
-                    raise ParameterError(_field_path(index, error.parameter), error.value, error.allowed) from None
+                    raise ParameterError(_field_path(index, error.parameter, error.value), error.value, error.allowed) from None
         return self
 
     # ---- conditions and order ------------------------------------------
@@ -253,28 +238,9 @@ class Experiment:
         Returns [{trial: 1.., condition, block}] — trial numbers are the run order.
         """
         names = [c["condition"] for c in self.conditions()]
-        generator = random.Random(self.seed)
-        order = []
-        for block in range(1, self.trials_per_condition + 1):
-            shuffled = names[:]
-            generator.shuffle(shuffled)
-            order += [{"condition": name, "block": block} for name in shuffled]
-        return [{"trial": number, **item} for number, item in enumerate(order, start=1)]
-
-
-def _section(kind, raw, name: str):
-    if raw is None:
-        return kind()
-    if not isinstance(raw, dict):
-        raise ParameterError(name, raw, "a mapping of fields")
-    _reject_unknown(raw, {f.name for f in dataclasses.fields(kind)}, f"{name}.")
-    return kind(**raw)
-
-
-def _reject_unknown(raw: dict, known: set[str], prefix: str) -> None:
-    for key in raw:
-        if key not in known:
-            raise ParameterError(f"{prefix}{key}", raw[key], "one of the known fields: " + ", ".join(sorted(known)))
+        order = interleave(names, self.trials_per_condition, self.seed)
+        return [{"trial": number, "condition": name, "block": block + 1}
+                for number, (block, name) in enumerate(order, start=1)]
 
 
 _TRIAL_FIELD_TO_PATH = {
@@ -288,8 +254,10 @@ _TRIAL_FIELD_TO_PATH = {
 }
 
 
-def _field_path(index: int, parameter: str) -> str:
-    if parameter.startswith("setting"):
-        name = parameter.split(" ", 1)[1] if " " in parameter else ""
-        return f"servers[{index}].settings" + (f".{name}" if name else "")
+def _field_path(index: int, parameter: str, value) -> str:
+    """The experiment field behind a TrialConfig parameter, e.g. 'setting GOMAXPROCS' -> servers[1].settings.GOMAXPROCS."""
+    if parameter == "setting":  # a knob the server does not have: the value is its name
+        return f"servers[{index}].settings.{value}"
+    if parameter.startswith("setting "):
+        return f"servers[{index}].settings.{parameter.split(' ', 1)[1]}"
     return _TRIAL_FIELD_TO_PATH.get(parameter, parameter).format(i=index)

@@ -7,7 +7,9 @@
 - full: more trials, longer windows, the whole level sweep.
 
 Each function returns an `Experiment` whose name carries the profile, so
-runs of different profiles never mix in data/raw.
+runs of different profiles never mix in data/raw. Everything a notebook
+measures with is chosen here, profilers included: notebooks call a plan and
+never change the experiment it returns.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def _experiment(name: str, p: Profile, servers, load: Load, jit: bool, seed: int
     ).validate()
 
 
+# Profilers run during the measured window (loadlab.harness.capture; tables.py reads what they leave).
+# 02: Go's GC cycles (gctrace) and goroutine counts (runtime/metrics via expvar), unbounded vs pool.
+WORKER_POOL_PROFILERS = ("gctrace", "go-metrics")
+# 05: JFR's GC pauses, thread counts and virtual-thread pinning events.
+VIRTUAL_THREAD_PROFILERS = ("jfr",)
+
 JAVA_PLATFORM = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "platform"}, "java-platform")
 JAVA_VIRTUAL = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "virtual"}, "java-virtual")
 
@@ -99,7 +107,8 @@ def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> E
         ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_FULL": "block"}, label="go-workerpool"),
     ]
     load = Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps, request_timeout_s=10)
-    return _experiment("02-worker-pool", p, servers, load, False, 4, placement=Placement(memory_limit_mib=2048))
+    return _experiment("02-worker-pool", p, servers, load, False, 4, placement=Placement(memory_limit_mib=2048),
+                       profilers=list(WORKER_POOL_PROFILERS))
 
 
 def json_api(profile_name: str) -> Experiment:
@@ -130,7 +139,7 @@ def virtual_threads(profile_name: str) -> Experiment:
     ]
     levels = _by_profile(profile_name, [500], [1000], [100, 1000, 4000])
     return _experiment("05-virtual-threads", p, servers, Load(mode="closed", route="/io?ms=20", connections=levels), True, 7,
-                       placement=Placement(memory_limit_mib=4096))
+                       placement=Placement(memory_limit_mib=4096), profilers=list(VIRTUAL_THREAD_PROFILERS))
 
 
 def pinning(profile_name: str) -> Experiment:
@@ -140,4 +149,5 @@ def pinning(profile_name: str) -> Experiment:
         ServerEntry("java-threads", jdk, {"THREAD_MODEL": "virtual", "PIN_ON_IO": "true"}, f"java-virtual-jdk{jdk[3:]}-pinned")
         for jdk in ("jdk21", "jdk25")
     ]
-    return _experiment("05-pinning", p, servers, Load(mode="closed", route="/io?ms=20", connections=[200]), True, 8)
+    return _experiment("05-pinning", p, servers, Load(mode="closed", route="/io?ms=20", connections=[200]), True, 8,
+                       profilers=list(VIRTUAL_THREAD_PROFILERS))

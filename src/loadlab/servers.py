@@ -2,8 +2,9 @@
 
 Each server folder describes itself (runtime, model, image variants, knobs
 with their allowed values, the routes it serves), so adding a server never
-means editing the harness. Settings are validated here, before any container
-starts.
+means editing the harness. The file's shape is declared in
+src/loadlab/schemas/server.schema.json and checked on reading; settings are
+validated here, before any container starts.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from loadlab import paths
+from loadlab import paths, schemas
 from loadlab.contract import ROUTES
 from loadlab.errors import ParameterError
 
@@ -102,14 +103,28 @@ def _parse_knob(name: str, raw: dict) -> Knob:
     )
 
 
+def manifest_name(directory: Path) -> str:
+    """How messages name a server's manifest: relative to the checkout when it lies inside it."""
+    path = Path(directory) / "loadlab.yaml"
+    try:
+        return str(path.resolve().relative_to(paths.ROOT.resolve()))
+    except ValueError:
+        return str(path)
+
+
 def load_spec(directory: Path) -> ServerSpec:
-    raw = yaml.safe_load((directory / "loadlab.yaml").read_text())
+    """Read `directory`/loadlab.yaml; raises ParameterError naming the file and the field when it breaks the schema."""
+    try:
+        raw = yaml.safe_load((directory / "loadlab.yaml").read_text())
+    except yaml.YAMLError as error:
+        raise ParameterError("manifest", manifest_name(directory), f"valid YAML ({error})") from None
+    schemas.check(raw, "server", where=manifest_name(directory))
     routes = raw.get("routes", "all")
     routes = ROUTES if routes == "all" else tuple(routes)
-    unknown = [r for r in routes if r not in ROUTES]
-    if unknown:
-        raise ValueError(f"{directory}/loadlab.yaml names routes outside the contract: {unknown}")
     variants = {str(k): {str(a): str(b) for a, b in (v or {}).items()} for k, v in (raw.get("variants") or {"latest": {}}).items()}
+    default_variant = str(raw.get("default_variant", next(iter(variants))))
+    if default_variant not in variants:
+        raise ParameterError("default_variant", default_variant, sorted(variants), where=manifest_name(directory))
     return ServerSpec(
         name=directory.name,
         directory=directory,
@@ -117,7 +132,7 @@ def load_spec(directory: Path) -> ServerSpec:
         model=raw["model"],
         routes=routes,
         variants=variants,
-        default_variant=str(raw.get("default_variant", next(iter(variants)))),
+        default_variant=default_variant,
         knobs={name: _parse_knob(name, k or {}) for name, k in (raw.get("knobs") or {}).items()},
         profilers=tuple(raw.get("profilers", ())),
         contestant=bool(raw.get("contestant", True)),

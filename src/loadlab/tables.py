@@ -9,14 +9,21 @@ Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
   `status_recorded` keeps what the raw trial said.
 - latency: the percentile spectrum per ok trial (trial, percentile, latency_s).
   Closed loop: wrk's dense spectrum; open loop: from the HdrHistogram of
-  every request's latency.
+  every request's latency, on the same grid. Open-loop percentiles here and
+  in `trials` are read off the histogram with loadlab.stats.latency's one
+  definition (nearest rank), also for trials recorded before it.
 - timeseries: the 4 Hz resource samples per trial, with the CPU share each
   interval used (server_cpu_utilization, loadgen_cpu_utilization).
 - throughput_timeline: throughput per second, for the warm-up (phase
   'warmup') and, in open loop, the measured window (phase 'measure').
-- gc_events: every GC cycle or pause from the trials' captures (Go gctrace,
-  JFR), in the schema of loadlab.profiles.schema, with `t_window_s` (seconds
-  from the start of the measured window) and `in_window`.
+- gc_events: every GC cycle from the trials' captures (Go gctrace, JFR
+  jdk.GarbageCollection), in the schema of loadlab.profiles.schema, with
+  `t_window_s` (seconds from the start of the measured window) and `in_window`.
+- gc_pauses: every stop-the-world pause, same columns: JFR jdk.GCPhasePause
+  (timed), and Go's runtime/metrics pause histogram between the expvar
+  snapshots taken at the window's start and end (no time of their own, so
+  `t_window_s` is NaN and `in_window` true by construction). A cycle has
+  several pauses: sum one table or the other, never both.
 - thread_counts: goroutine / thread counts over the window (Go expvar
   series, JFR thread statistics), with `t_window_s`.
 - pinned_events: JFR jdk.VirtualThreadPinned events (a virtual thread that
@@ -31,22 +38,17 @@ import json
 from pathlib import Path
 
 import pandas as pd
-from hdrh.histogram import HdrHistogram
 
 from loadlab import outcome, paths
 from loadlab.loadgen import vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
+from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
-TABLES_VERSION = 2
-TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "thread_counts", "pinned_events")
-SPECTRUM_PERCENTILES = tuple(
-    [round(p / 10, 3) for p in range(1, 991)]
-    + [round(99 + p / 100, 3) for p in range(1, 91)]
-    + [round(99.9 + p / 1000, 3) for p in range(1, 91)]
-    + [round(99.99 + p / 1000, 3) for p in range(1, 10)]
-)
+TABLES_VERSION = 3
+TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "gc_pauses", "thread_counts",
+          "pinned_events")
 
 
 def processed_dir_for(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> Path:
@@ -74,6 +76,8 @@ def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
             "status_recorded": result.get("status"),
             "failure_detail": record.get("failure_detail"),
         }
+        if isinstance(result.get("latency_histogram_hdr"), str):  # open loop: one percentile definition, whenever recorded
+            row.update(vegeta.latency_summary_columns(result["latency_histogram_hdr"]))
         if row.get("status") == "ok":
             timeline_path = trial_dir / "warmup" / "timeline.json"
             timeline = json.loads(timeline_path.read_text()) if timeline_path.exists() else None
@@ -101,8 +105,8 @@ def _latency_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
             encoded = getattr(row, "latency_histogram_hdr", None)
             if not isinstance(encoded, str):
                 continue
-            histogram = HdrHistogram.decode(encoded.encode())
-            spectrum = [(p, histogram.get_value_at_percentile(p) / 1e6) for p in SPECTRUM_PERCENTILES]
+            seconds = hdr_percentiles_s(encoded, SPECTRUM_GRID_PERCENTILES, value_unit_s=vegeta.HISTOGRAM_UNIT_S)
+            spectrum = list(zip(SPECTRUM_GRID_PERCENTILES, seconds))
             source = "vegeta"
         frames.append(pd.DataFrame({
             "trial": row.trial, "condition": row.condition, "percentile": [p for p, _ in spectrum],
@@ -158,10 +162,11 @@ def _window(row) -> tuple[float | None, float | None]:
     return (started if valid(started) else None), (measured if valid(measured) else None)
 
 
-def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+    """(gc_events, gc_pauses, thread_counts, pinned_events) from every trial's profiles/ folder."""
     from loadlab import profiles
 
-    gc_frames, thread_frames, pinned_frames = [], [], []
+    gc_frames, pause_frames, thread_frames, pinned_frames = [], [], [], []
     # Failed trials too: a stalled server's captures (its pinned threads, its GC) are the evidence of why.
     for row in trials.itertuples():
         directory = run.trial_dir(row.trial) / "profiles"
@@ -172,12 +177,21 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
             # gctrace's clock starts with the process, a moment after the container did.
             events["t_window_s"] = events["t_s"] - window_offset if window_offset is not None else float("nan")
             gc_frames.append(events.assign(condition=row.condition))
+        if (directory / "expvar-before.json").exists() and (directory / "expvar-after.json").exists():
+            pauses = profiles.go_metrics_gc_events(profiles.read_expvar(directory / "expvar-after.json"),
+                                                   before=profiles.read_expvar(directory / "expvar-before.json"),
+                                                   runtime="go", trial=row.trial)
+            pause_frames.append(pauses.assign(t_window_s=float("nan"), in_window=True, condition=row.condition))
         if (directory / "jfr.json.gz").exists():
             jfr_events = profiles.read_jfr_json(directory / "jfr.json.gz")
             origin = measured if measured is not None else None
             for frame in (profiles.jfr_gc_events(jfr_events, "java", row.trial, origin=origin),):
                 frame["t_window_s"] = frame["t_s"] if origin is not None else float("nan")
                 gc_frames.append(frame.assign(condition=row.condition))
+            pauses = profiles.jfr_gc_pauses(jfr_events, "java", row.trial, origin=origin)
+            pauses["t_window_s"] = pauses["t_s"] if origin is not None else float("nan")
+            pause_frames.append(pauses.assign(in_window=_within(pauses["t_window_s"], getattr(row, "duration_s", None)),
+                                              condition=row.condition))
             counts = profiles.jfr_thread_counts(jfr_events, "java", row.trial, origin=origin)
             counts["t_window_s"] = counts["t_s"] if origin is not None else float("nan")
             thread_frames.append(counts.assign(condition=row.condition))
@@ -200,9 +214,20 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
         gc["in_window"] = (gc["t_window_s"] >= 0) & (gc["t_window_s"] <= gc["trial"].map(duration).astype(float))
     else:
         gc["in_window"] = pd.Series(dtype=bool)
+    pauses = pd.concat(pause_frames, ignore_index=True) if pause_frames else profiles.schema.gc_events_frame().assign(
+        t_window_s=pd.Series(dtype=float), in_window=pd.Series(dtype=bool), condition=pd.Series(dtype="string"))
     pinned = pd.concat(pinned_frames, ignore_index=True) if pinned_frames else pd.DataFrame(
         columns=["runtime", "trial", "t_s", "duration_s", "java_thread_id", "frame", "t_window_s", "condition"])
-    return gc, threads, pinned
+    return gc, pauses, threads, pinned
+
+
+def _within(t_window_s: pd.Series, duration_s) -> pd.Series:
+    """Whether each time (seconds from the window's start) falls inside a window of `duration_s` (False if unknown)."""
+    try:
+        duration_s = float(duration_s)
+    except (TypeError, ValueError):
+        duration_s = float("nan")
+    return (t_window_s >= 0) & (t_window_s <= duration_s)
 
 
 def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> dict[str, pd.DataFrame]:
@@ -216,8 +241,9 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
         "timeseries": _timeseries_rows(run, trials) if not trials.empty else pd.DataFrame(),
         "throughput_timeline": _throughput_rows(run, trials) if not trials.empty else pd.DataFrame(),
     }
-    empty = (pd.DataFrame(), pd.DataFrame(), pd.DataFrame())
-    tables["gc_events"], tables["thread_counts"], tables["pinned_events"] = _profile_rows(run, trials) if not trials.empty else empty
+    empty = (pd.DataFrame(),) * 4
+    tables["gc_events"], tables["gc_pauses"], tables["thread_counts"], tables["pinned_events"] = (
+        _profile_rows(run, trials) if not trials.empty else empty)
     out = processed_dir_for(run.path, processed_root)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():

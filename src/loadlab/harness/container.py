@@ -49,7 +49,8 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def _check_not_root(client: docker.DockerClient, image: str) -> None:
+def check_not_root(client: docker.DockerClient, image: str) -> None:
+    """Refuse an image without a non-root USER: no container of ours runs as root."""
     user = (client.images.get(image).attrs.get("Config") or {}).get("User") or ""
     if user.split(":")[0] in ("", "0", "root"):
         raise TrialFailure("image-runs-as-root", f"{image} has no non-root USER; every server image must set one")
@@ -65,7 +66,7 @@ def start_server(
     placement: ServerPlacement,
 ):
     """Start a server container; returns the container object (not yet healthy)."""
-    _check_not_root(client, image)
+    check_not_root(client, image)
     environment = {**settings, **placement.extra_env, "HOST": placement.host, "PORT": str(port)}
     options = dict(
         image=image,
@@ -75,20 +76,34 @@ def start_server(
         environment=environment,
         network_mode="host",
         cpuset_cpus=placement.cpuset,
-        mem_limit=placement.memory_limit_bytes,
-        memswap_limit=placement.memory_limit_bytes,  # no swap: an OOM is an OOM
+        **hardened_options(placement.memory_limit_bytes),
+    )
+    if placement.cpu_quota is not None:
+        options["nano_cpus"] = int(placement.cpu_quota * 1e9)
+    return run_container(client, options, "server-start-failed")
+
+
+def hardened_options(memory_limit_bytes: int) -> dict:
+    """containers.run options for a measured program: a memory limit, and as little power as it can run with.
+
+    A read-only root with a tmpfs /tmp, every capability dropped, no new
+    privileges; no swap, so an OOM is an OOM and not a slow run.
+    """
+    return dict(
+        mem_limit=memory_limit_bytes,
+        memswap_limit=memory_limit_bytes,
         read_only=True,
         tmpfs={"/tmp": f"rw,size={TMPFS_SIZE},mode=1777"},
         cap_drop=["ALL"],
         security_opt=["no-new-privileges"],
     )
-    if placement.cpu_quota is not None:
-        options["nano_cpus"] = int(placement.cpu_quota * 1e9)
-    return _run(client, options, "server-start-failed")
 
 
-def _run(client: docker.DockerClient, options: dict, reason: str):
-    """containers.run, but a container that was created and failed to start is removed."""
+def run_container(client: docker.DockerClient, options: dict, reason: str):
+    """containers.run(**options), but a container that was created and failed to start is removed.
+
+    Raises TrialFailure(`reason`) naming the container when the engine refuses.
+    """
     try:
         return client.containers.run(**options)
     except docker.errors.APIError as error:
@@ -110,7 +125,7 @@ def run_loadgen(
     """Start the loadgen container with `output_dir` mounted at /out; returns it."""
     import os
 
-    return _run(client, dict(
+    return run_container(client, dict(
         image=image,
         command=command,
         name=name,

@@ -10,9 +10,10 @@ field means). One image per JDK holds both programs:
                --tasks N [--warmup W] [--iterations I] [--sleep-ms M]
 
 Each prints one JSON line per measurement. `run()` runs a program in fresh,
-hardened containers (one per repetition: labelled, pinned, memory-limited,
-read-only root, no capabilities, non-root, no network, always removed) and
-returns the lines as a DataFrame; `parse_output()` is the pure parser and
+hardened containers (one per repetition, started by
+`loadlab.harness.container` with the servers' hardening: labelled, pinned,
+memory-limited without swap, read-only root, no capabilities, non-root;
+unlike a server, with no network at all; always removed) and returns the lines as a DataFrame; `parse_output()` is the pure parser and
 `tidy()` adds per-task columns. `spawn_cost()`, `sqrt_latch()` and
 `context_switches()` run the claims' experiments.
 
@@ -26,9 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import docker
@@ -36,22 +36,19 @@ import docker.errors
 import pandas as pd
 
 from loadlab import paths
-from loadlab.config import new_run_id, parse_cpuset
+from loadlab.config import interleave, new_run_id, parse_cpuset
 from loadlab.errors import LoadlabError, ParameterError, TrialFailure
 from loadlab.harness import container, images
+from loadlab.servers import get_server
 
 MICROBENCH_DIR: Path = paths.ROOT / "microbench"
 IMAGE_REPOSITORY = "loadlab/microbench"
 ROLE = "microbench"
 USER = "10001:10001"
-# Debian trixie's packages, pinned like servers/java-threads (the same JDK
-# versions, so the two images share their JDK layer). Debian keeps only the
-# current version: bump these when the archive moves on, or set them to "".
-JDK_VARIANTS: dict[str, dict[str, str]] = {
-    "21": {"JDK_VERSION": "21", "JDK_DEB_VERSION": "21.0.12.1+1-1~deb13u1"},
-    "25": {"JDK_VERSION": "25", "JDK_DEB_VERSION": "25.0.3+9-2~deb13u1"},
-}
-GO_DEB_VERSION = "2:1.24~2"
+# The JDKs are servers/java-threads' own (its loadlab.yaml variants, build
+# arguments and all), so the two images share their JDK layer and a claim
+# about a JDK is measured on the same JDK in both.
+JAVA_SERVER = "java-threads"
 
 DEFAULT_MEMORY_LIMIT_BYTES = 2 * 1024**3
 DEFAULT_TIMEOUT_S = 600.0
@@ -81,10 +78,16 @@ def image_tag(jdk: str = "21") -> str:
     return f"{IMAGE_REPOSITORY}:jdk{jdk}"
 
 
+def jdk_build_args() -> dict[str, dict[str, str]]:
+    """JDK feature version ("21", "25") -> the build arguments of java-threads' variant with that JDK."""
+    return {args["JDK_VERSION"]: dict(args) for args in get_server(JAVA_SERVER).variants.values()}
+
+
 def _check_jdk(jdk) -> str:
     jdk = str(jdk)
-    if jdk not in JDK_VARIANTS:
-        raise ParameterError("jdk", jdk, tuple(JDK_VARIANTS))
+    available = jdk_build_args()
+    if jdk not in available:
+        raise ParameterError("jdk", jdk, tuple(sorted(available)))
     return jdk
 
 
@@ -100,7 +103,7 @@ def build(
     images.ensure_base_image(client, log)
     if not rebuild and images.image_exists(client, tag):
         return tag
-    build_args = {**JDK_VARIANTS[_check_jdk(jdk)], "GO_DEB_VERSION": GO_DEB_VERSION}
+    build_args = jdk_build_args()[_check_jdk(jdk)]  # Go's pin is the Dockerfile's GO_VERSION
     log(f"building {tag}")
     images.build_image(
         client, MICROBENCH_DIR, tag, build_args,
@@ -264,28 +267,19 @@ def _run_once(
     environment: dict[str, str],
 ) -> str:
     """One fresh container; its stdout. Raises TrialFailure; the container is always removed."""
-    box = None
+    box = container.run_container(client, dict(
+        image=image,
+        command=command,
+        name=name,
+        detach=True,
+        labels={container.RUN_LABEL: run_id, container.ROLE_LABEL: ROLE},
+        environment=environment,
+        user=USER,
+        network_mode="none",
+        cpuset_cpus=cpuset,
+        **container.hardened_options(memory_limit_bytes),
+    ), "microbench-start-failed")
     try:
-        try:
-            box = client.containers.run(
-                image=image,
-                command=command,
-                name=name,
-                detach=True,
-                labels={container.RUN_LABEL: run_id, container.ROLE_LABEL: ROLE},
-                environment=environment,
-                user=USER,
-                network_mode="none",
-                cpuset_cpus=cpuset,
-                mem_limit=memory_limit_bytes,
-                memswap_limit=memory_limit_bytes,  # no swap: an OOM is an OOM
-                read_only=True,
-                tmpfs={"/tmp": f"rw,size={container.TMPFS_SIZE},mode=1777"},
-                cap_drop=["ALL"],
-                security_opt=["no-new-privileges"],
-            )
-        except docker.errors.APIError as error:
-            raise TrialFailure("microbench-start-failed", f"{name}: {error.explanation or error}") from error
         try:
             status = int(box.wait(timeout=timeout_s).get("StatusCode", -1))
         except Exception:  # requests' ReadTimeout / ConnectionError: it hung
@@ -307,11 +301,7 @@ def _run_once(
             )
         return _output(box, stdout=True)
     finally:
-        if box is not None:
-            container.remove(box)
-        else:  # created but not started: find it by name
-            with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                client.containers.get(name).remove(force=True)
+        container.remove(box)
 
 
 def run(
@@ -344,7 +334,7 @@ def run(
     image = image or image_tag(jdk)
     if not images.image_exists(client, image):
         raise ParameterError("image", image, f"a built image: call microbench.build(client, jdk={jdk!r}) first")
-    container._check_not_root(client, image)
+    container.check_not_root(client, image)
     run_id = run_id or new_run_id(ROLE)
     frames = []
     for repetition in range(repetitions):
@@ -364,25 +354,13 @@ def run(
     return pd.concat(frames, ignore_index=True)
 
 
-def _interleaved(conditions: Iterable, repetitions: int, seed: int) -> list[tuple[int, object]]:
-    """(repetition, condition) pairs: every condition once per block, shuffled within a block."""
-    rng = random.Random(seed)
-    order = []
-    conditions = list(conditions)
-    for repetition in range(repetitions):
-        block = conditions[:]
-        rng.shuffle(block)
-        order += [(repetition, condition) for condition in block]
-    return order
-
-
 def _run_plan(client, plan, repetitions: int, seed: int, run_options: dict) -> pd.DataFrame:
     """Run every (key -> (command, jdk)) once per repetition, interleaved; one tidy frame."""
     run_options = {**run_options, "run_id": run_options.get("run_id") or new_run_id(ROLE)}
     for jdk in sorted({jdk for _, jdk in plan.values()}):
         build(client, jdk)  # a no-op when the image exists
     frames = []
-    for repetition, key in _interleaved(plan, repetitions, seed):
+    for repetition, key in interleave(plan, repetitions, seed):
         command, jdk = plan[key]
         frame = run(client, command, jdk=jdk, repetitions=1, **run_options)
         frame["repetition"] = repetition

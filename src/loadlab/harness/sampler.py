@@ -102,10 +102,6 @@ class CgroupSource:
             self.version = 2
             self.memory_dir = self.cpu_dir = self.pids_dir = unified
 
-    @classmethod
-    def for_pid(cls, pid: int, root: Path = CGROUP_ROOT) -> CgroupSource:
-        return cls(Path(f"/proc/{pid}/cgroup").read_text(), root)
-
     @staticmethod
     def _read_int(path: Path) -> int | None:
         try:

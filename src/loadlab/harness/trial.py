@@ -25,6 +25,7 @@ from loadlab.harness.session import ServerSession
 from loadlab.loadgen import vegeta, wrk
 from loadlab.rundir import write_json_atomic, write_text_atomic
 from loadlab.servers import loadgen_image
+from loadlab.stats.latency import percentile_column
 
 
 def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFrame:
@@ -68,7 +69,7 @@ def _closed_loop_row(report: wrk.WrkReport) -> dict:
         "latency_kind": "closed-loop (coordinated omission: stalls are hidden)",
     }
     for percentile in wrk.SUMMARY_PERCENTILES:
-        row[f"latency_p{percentile:g}_s".replace(".", "_")] = report.latency_percentile_s(percentile)
+        row[percentile_column(percentile)] = report.latency_percentile_s(percentile)
     row.update({f"errors_{kind}": count for kind, count in report.errors.items()})
     row["errors_total"] = report.error_count
     return row
@@ -88,8 +89,7 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
         "latency_kind": "open-loop (constant rate)",
         "latency_histogram_hdr": histogram.encode().decode(),
     }
-    for percentile in wrk.SUMMARY_PERCENTILES:
-        row[f"latency_p{percentile:g}_s".replace(".", "_")] = histogram.get_value_at_percentile(percentile) / 1e6
+    row.update(vegeta.latency_summary_columns(histogram))
     row.update({
         "errors_status": counts["non_2xx_3xx"], "errors_timeout": counts["timeouts"],
         "errors_connect": counts["connect_errors"], "errors_total": counts["requests"] - counts["ok"],

@@ -3,6 +3,7 @@
 `vegeta encode --to csv` writes one row per request with the columns below;
 latencies are folded into an HdrHistogram (microsecond resolution, 3
 significant digits) so trials can be merged without averaging percentiles.
+Percentiles are read off it by loadlab.stats.latency's one definition.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import numpy as np
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
+from loadlab.stats.latency import SUMMARY_PERCENTILES, HdrSource, hdr_percentiles_s, percentile_column
+
 RESULTS_BIN = "vegeta.bin"
 RESULTS_CSV_GZ = "vegeta.csv.gz"
 REPORT_JSON = "vegeta-report.json"
@@ -28,6 +31,7 @@ CSV_COLUMNS = (
 HISTOGRAM_LOWEST_US = 1
 HISTOGRAM_HIGHEST_US = 3_600_000_000  # one hour
 HISTOGRAM_SIGNIFICANT_DIGITS = 3
+HISTOGRAM_UNIT_S = 1e-6  # one recorded unit: the histogram counts microseconds
 
 
 def read_results_csv(source: Path | str | io.TextIOBase) -> pd.DataFrame:
@@ -64,6 +68,12 @@ def latency_histogram(latencies_s: np.ndarray) -> HdrHistogram:
     for value_us in np.clip(np.round(np.asarray(latencies_s) * 1e6), HISTOGRAM_LOWEST_US, HISTOGRAM_HIGHEST_US):
         histogram.record_value(int(value_us))
     return histogram
+
+
+def latency_summary_columns(histogram: HdrSource) -> dict[str, float]:
+    """A trial row's latency_p50_s ... latency_p99_99_s from its histogram (object or encoded string)."""
+    seconds = hdr_percentiles_s(histogram, SUMMARY_PERCENTILES, value_unit_s=HISTOGRAM_UNIT_S)
+    return {percentile_column(p): value for p, value in zip(SUMMARY_PERCENTILES, seconds)}
 
 
 @dataclass(frozen=True)

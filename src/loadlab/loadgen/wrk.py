@@ -11,12 +11,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadlab.stats import latency
+
 REPORT_LUA = "/opt/loadlab/report.lua"
 PIPELINE_LUA = "/opt/loadlab/pipeline.lua"
 REPORT_NAME = "wrk.json"
 ERROR_KINDS = ("connect", "read", "write", "status", "timeout")
-# Percentiles the tidy trial row carries (the whole spectrum stays in raw).
-SUMMARY_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+# The percentiles a tidy trial row carries (the whole spectrum stays in raw): loadlab.stats.latency's.
+SUMMARY_PERCENTILES = latency.SUMMARY_PERCENTILES
 
 
 @dataclass(frozen=True)

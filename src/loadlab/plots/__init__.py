@@ -11,7 +11,7 @@ from .forest import forest_figure, format_ratio
 from .gc import gc_pause_figure
 from .latency import latency_spectrum_figure, percentile_label, percentile_to_nines
 from .lint import LintReport, lint_figure
-from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order, runtime_palette
+from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order
 from .palette import series_style
 from .style import MIB, SavedFigure, axis_label, display_values, save_figure, spans_decades, style_context, style_rc
 from .throughput import ReferenceLine, cpu_per_request_figure, throughput_figure
@@ -39,7 +39,6 @@ __all__ = [
     "runtime_colour",
     "runtime_marker",
     "runtime_order",
-    "runtime_palette",
     "save_figure",
     "series_style",
     "spans_decades",

@@ -148,9 +148,6 @@ def runtime_marker(name: str) -> str:
     return series_style(name).marker
 
 
-def runtime_palette(names: Iterable[str]) -> dict[str, str]:
-    """{name: colour} for seaborn's ``palette=`` argument."""
-    return {name: runtime_colour(name) for name in names}
 
 
 def runtime_order(names: Iterable[str]) -> list[str]:

@@ -1,4 +1,4 @@
-"""Profiles and GC behaviour from every runtime, in one shape (DESIGN.md, "Profiles and GC").
+"""Profiles and GC behaviour from every runtime, in one shape (docs/architecture.md, "Profiles and GC").
 
 Tables (columns and units in schema.py):
 
@@ -58,7 +58,7 @@ from .pprof import (
     read_pprof,
     read_pprof_stacks,
 )
-from .pyspy import parse_pyspy_raw, read_pyspy_raw
+from .pyspy import read_pyspy_raw
 from .schema import (
     GC_EVENT_COLUMNS,
     STACK_COLUMNS,
@@ -99,7 +99,6 @@ __all__ = [
     "parse_jfr_json",
     "parse_perf_script",
     "parse_pprof",
-    "parse_pyspy_raw",
     "pprof_stacks",
     "pprof_totals",
     "read_expvar",

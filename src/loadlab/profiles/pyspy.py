@@ -24,9 +24,12 @@ from .schema import stacks_frame
 _LINE_NUMBER = re.compile(r" \((?P<file>[^()]*?):\d+\)$")
 
 
-def parse_pyspy_raw(text: str, line_numbers: bool = False) -> pd.DataFrame:
-    """Folded stacks (schema.py) from py-spy raw text; see the module docstring for `line_numbers`."""
-    stacks = parse_folded(text)
+def read_pyspy_raw(path: PathLike, line_numbers: bool = False) -> pd.DataFrame:
+    """Folded stacks (schema.py) from a file written by `py-spy record --format raw -o FILE`.
+
+    See the module docstring for `line_numbers`.
+    """
+    stacks = parse_folded(read_text(path))
     if line_numbers:
         return stacks
     counts: dict[str, int] = {}
@@ -34,8 +37,3 @@ def parse_pyspy_raw(text: str, line_numbers: bool = False) -> pd.DataFrame:
         merged = ";".join(_LINE_NUMBER.sub(r" (\g<file>)", frame) for frame in stack.split(";"))
         counts[merged] = counts.get(merged, 0) + int(count)
     return stacks_frame(counts)
-
-
-def read_pyspy_raw(path: PathLike, line_numbers: bool = False) -> pd.DataFrame:
-    """parse_pyspy_raw on a file written by `py-spy record --format raw -o FILE`."""
-    return parse_pyspy_raw(read_text(path), line_numbers)

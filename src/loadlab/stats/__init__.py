@@ -1,7 +1,7 @@
 """Statistics for trials: medians with CIs, comparisons, tests, effect sizes, latency merging.
 
 Everything takes plain arrays (one value per trial) or tidy DataFrames and
-returns plain numbers, NamedTuples or DataFrames. See DESIGN.md, "Statistics".
+returns plain numbers, NamedTuples or DataFrames. See docs/architecture.md, "Statistics".
 """
 
 from .compare import (
@@ -14,12 +14,15 @@ from .compare import (
 )
 from .effect_size import CliffsDelta, cliffs_delta, cliffs_delta_magnitude
 from .latency import (
-    SPECTRUM_PERCENTILES,
+    SPECTRUM_GRID_PERCENTILES,
+    SUMMARY_PERCENTILES,
     LatencySpectrum,
     hdr_latency_spectrum,
+    hdr_percentiles_s,
     hdr_value_counts,
     merge_hdr_histograms,
     merge_value_counts,
+    percentile_column,
     percentiles_from_counts,
     value_count_latency_spectrum,
 )
@@ -39,7 +42,8 @@ __all__ = [
     "DEFAULT_MEDIAN_CI_METHOD",
     "MEDIAN_CI_METHODS",
     "NOT_SIGNIFICANT",
-    "SPECTRUM_PERCENTILES",
+    "SPECTRUM_GRID_PERCENTILES",
+    "SUMMARY_PERCENTILES",
     "CliffsDelta",
     "LatencySpectrum",
     "MannWhitneyResult",
@@ -51,6 +55,7 @@ __all__ = [
     "compare_conditions",
     "format_quantity",
     "hdr_latency_spectrum",
+    "hdr_percentiles_s",
     "hdr_value_counts",
     "holm_adjust",
     "holm_adjust_table",
@@ -58,6 +63,7 @@ __all__ = [
     "median_ci",
     "merge_hdr_histograms",
     "merge_value_counts",
+    "percentile_column",
     "minimum_trials_for_median_ci",
     "minimum_two_sided_p_value",
     "percentiles_from_counts",

@@ -1,8 +1,8 @@
 """A benchstat-style comparison table: medians with CIs, delta with CI, Holm-adjusted p.
 
 One row per (metric, baseline, candidate). All rows of one table form the
-Holm family; to correct across several tables (DESIGN.md: the family is every
-comparison in one notebook), concatenate them and call `holm_adjust_table`.
+Holm family; to correct across several tables (docs/architecture.md,
+"Statistics": the family is every comparison in one notebook), concatenate them and call `holm_adjust_table`.
 
 A difference is called significant when the Holm-adjusted Mann-Whitney p is
 below alpha; otherwise the delta column shows "~", as benchstat does. The

@@ -1,4 +1,33 @@
-"""Latency across trials: merge histograms, never average percentiles.
+"""Latency percentiles: one definition, and histograms merged across trials, never percentiles averaged.
+
+**The percentile definition, used everywhere loadlab computes one.** The p-th
+percentile of N requests is the smallest recorded latency v with at least
+ceil(p/100 * N) requests <= v: the nearest-rank definition (Hyndman & Fan's
+type 1, numpy's ``method="inverted_cdf"``). Why this one:
+
+- it never interpolates, so it reports a latency some request actually had,
+  and at least p % of requests took no longer (a tail percentile is never
+  flattered by rounding down a rank);
+- it needs only counts, so it is the same on raw values, on (value, count)
+  histograms and on HdrHistograms, and it merges: percentiles of several
+  trials come from their summed counts;
+- it is checkable against an independent implementation (numpy), as
+  tests/test_stats_latency.py does.
+
+For an HdrHistogram each bucket stands for its highest equivalent value, as
+HdrHistogram itself reports percentiles (an overestimate by at most the
+histogram's precision, 0.1 % at 3 significant figures). HdrHistogram's own
+``get_value_at_percentile`` is *not* used: it rounds p/100 * N half up
+instead of taking the ceiling, so for small N it can answer one rank low
+(p91 of 10 requests: the 9th instead of the 10th). Open-loop trial rows
+(loadlab.harness.trial), the latency and merged-latency tables
+(loadlab.tables, loadlab.analysis) all go through `hdr_percentiles_s` here.
+
+The one exception is measured, not computed here: wrk's closed-loop spectrum
+is computed by wrk itself inside the loadgen (servers/loadgen/report.lua
+asks wrk for each percentile; wrk's rank is round(p/100 * N + 0.5), which is
+the same rank except one higher when p/100 * N is a whole number). It is raw
+data and is read as wrk wrote it.
 
 The p99 of two trials together is not the mean of their p99s (a trial with a
 stall and one without average to a p99 that neither saw). Percentiles across
@@ -10,20 +39,13 @@ Two sources are supported:
 - HdrHistogram (the `hdrhistogram` package; vegeta's open-loop results are
   folded into one), as objects or as the base64 compressed "HISTFAAA..."
   strings that `HdrHistogram.encode()` and other HdrHistogram ports write.
-- plain (value, count) histograms, e.g. wrk's ``latency[i]`` buckets, which
-  map a latency in microseconds to a request count.
+- plain (value, count) histograms, which map a recorded latency to the
+  number of requests that took it.
 
 Recorded values are integers in some unit; every function here takes
 `value_unit_s`, the length of one recorded unit in seconds (1e-6 for
 microseconds, 1e-9 for nanoseconds), and reports seconds. There is no
 default because guessing a unit wrong is silent by a factor of 1000.
-
-Percentiles use the nearest-rank definition: the p-th percentile of N
-requests is the smallest recorded value v with at least ceil(p/100 * N)
-requests <= v. For an HdrHistogram each bucket is represented by its
-highest equivalent value, as HdrHistogram itself reports percentiles (an
-overestimate by at most the histogram's precision, 0.1 % at 3 significant
-figures).
 """
 
 from __future__ import annotations
@@ -35,7 +57,22 @@ from typing import NamedTuple, Union
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-SPECTRUM_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+# The five percentiles a summary reports (a trial's row, LatencySpectrum), besides the maximum.
+SUMMARY_PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99)
+# The dense grid a whole spectrum is reported on: 0.1-percent steps to 99, then finer through
+# 99.999 (1,179 points). servers/loadgen/report.lua asks wrk for exactly these; open-loop
+# spectra use the same grid so that both loops' latency tables line up.
+SPECTRUM_GRID_PERCENTILES = tuple(
+    [round(p / 10, 3) for p in range(1, 991)]
+    + [round(99 + p / 100, 3) for p in range(1, 91)]
+    + [round(99.9 + p / 1000, 3) for p in range(1, 91)]
+    + [round(99.99 + p / 1000, 3) for p in range(1, 10)]
+)
+
+def percentile_column(percentile: float) -> str:
+    """The tidy column of a summary percentile: 50 -> latency_p50_s, 99.9 -> latency_p99_9_s."""
+    return f"latency_p{percentile:g}_s".replace(".", "_")
+
 
 HdrSource = Union[HdrHistogram, str, bytes]
 ValueCountSource = Union[Mapping[float, int], Iterable[tuple[float, int]]]
@@ -54,7 +91,7 @@ class LatencySpectrum(NamedTuple):
 
     def as_rows(self) -> list[tuple[float, float]]:
         """(percentile, latency_s) pairs, max as percentile 100: handy for a tidy DataFrame."""
-        return list(zip((*SPECTRUM_PERCENTILES, 100.0), self[:6]))
+        return list(zip((*SUMMARY_PERCENTILES, 100.0), self[:6]))
 
 
 def _as_histogram(source: HdrSource) -> HdrHistogram:
@@ -140,7 +177,10 @@ def merge_value_counts(histograms: Iterable[ValueCountSource]) -> tuple[np.ndarr
 def percentiles_from_counts(
     values: np.ndarray, counts: np.ndarray, percentiles: Iterable[float]
 ) -> np.ndarray:
-    """Nearest-rank percentiles (0 < p <= 100) of a histogram given as ascending values and counts."""
+    """Nearest-rank percentiles (0 < p <= 100) of a histogram given as ascending values and counts.
+
+    The one percentile definition of loadlab (module docstring).
+    """
     values = np.asarray(values, dtype=float)
     cumulative = np.cumsum(np.asarray(counts, dtype=np.int64))
     total = int(cumulative[-1]) if cumulative.size else 0
@@ -157,7 +197,7 @@ def percentiles_from_counts(
 def _spectrum(values: np.ndarray, counts: np.ndarray, value_unit_s: float) -> LatencySpectrum:
     if not (value_unit_s > 0 and math.isfinite(value_unit_s)):
         raise ValueError(f"value_unit_s must be a positive number of seconds, got {value_unit_s!r}")
-    recorded = percentiles_from_counts(values, counts, (*SPECTRUM_PERCENTILES, 100.0))
+    recorded = percentiles_from_counts(values, counts, (*SUMMARY_PERCENTILES, 100.0))
     seconds = [float(v) * value_unit_s for v in recorded]
     return LatencySpectrum(*seconds, count=int(np.sum(counts)))
 
@@ -178,3 +218,14 @@ def value_count_latency_spectrum(
     """Merge (value, count) histograms (e.g. wrk's, microseconds) and return the spectrum in seconds."""
     values, counts = merge_value_counts(histograms)
     return _spectrum(values, counts, value_unit_s)
+
+
+def hdr_percentiles_s(histogram: HdrSource, percentiles: Iterable[float], *, value_unit_s: float) -> list[float]:
+    """Nearest-rank percentiles of one HdrHistogram, in seconds; NaN for each when it recorded nothing."""
+    if not (value_unit_s > 0 and math.isfinite(value_unit_s)):
+        raise ValueError(f"value_unit_s must be a positive number of seconds, got {value_unit_s!r}")
+    values, counts = hdr_value_counts(histogram)
+    percentiles = list(percentiles)
+    if not counts.size:
+        return [math.nan] * len(percentiles)
+    return [float(v) * value_unit_s for v in percentiles_from_counts(values, counts, percentiles)]

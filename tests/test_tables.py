@@ -1,0 +1,55 @@
+"""Tidy tables from committed raw runs: GC pauses reach a table, open-loop percentiles use one definition."""
+
+import json
+
+import pytest
+
+from loadlab import paths
+from loadlab.loadgen import vegeta
+from loadlab.tables import TABLES, process_run
+
+WORKER_POOL_RUNS = sorted((paths.RAW_DIR / "02-worker-pool-quick").glob("*/manifest.json"))
+VIRTUAL_THREAD_RUNS = sorted((paths.RAW_DIR / "05-virtual-threads-quick").glob("*/manifest.json"))
+
+
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")
+def test_go_pauses_come_from_runtime_metrics_and_agree_with_gctrace(tmp_path):
+    tables = process_run(WORKER_POOL_RUNS[-1].parent, processed_root=tmp_path)
+    assert set(TABLES) <= set(tables)
+    pauses, cycles = tables["gc_pauses"], tables["gc_events"]
+    assert set(pauses["source"]) == {"go_metrics"} and pauses["in_window"].all() and (pauses["kind"] == "pause").all()
+    # A Go cycle has two stop-the-world pauses: two views of the same window agree.
+    by_pauses = pauses.groupby("trial")["pause_s"].sum()
+    by_cycles = cycles[cycles["in_window"] == True].groupby("trial")["pause_s"].sum()  # noqa: E712
+    both = by_pauses.index.intersection(by_cycles.index)
+    assert len(both) >= 10
+    for trial in both:  # runtime/metrics buckets are within ~6 %; a cycle may straddle the window's edge
+        assert by_pauses[trial] == pytest.approx(by_cycles[trial], rel=0.5, abs=50e-6)
+
+
+@pytest.mark.skipif(not VIRTUAL_THREAD_RUNS, reason="no committed 05-virtual-threads-quick run in data/raw")
+def test_jfr_pauses_sum_to_their_collections(tmp_path):
+    tables = process_run(VIRTUAL_THREAD_RUNS[-1].parent, processed_root=tmp_path)
+    pauses, cycles = tables["gc_pauses"], tables["gc_events"]
+    assert set(pauses["source"]) == {"jfr"} and pauses["in_window"].any() and not pauses["in_window"].all()
+    per_cycle = pauses.groupby(["trial", "gc_id"])["pause_s"].sum()
+    recorded = cycles.set_index(["trial", "gc_id"])["pause_s"]
+    common = per_cycle.index.intersection(recorded.index)
+    assert len(common) > 20
+    assert per_cycle[common].to_numpy() == pytest.approx(recorded[common].to_numpy(), rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")
+def test_open_loop_percentiles_are_read_off_the_histogram_with_the_one_definition(tmp_path):
+    run = WORKER_POOL_RUNS[-1].parent
+    tables = process_run(run, processed_root=tmp_path)
+    trials = tables["trials"].set_index("trial")
+    latency = tables["latency"]
+    for trial in trials.index[trials["latency_histogram_hdr"].notna()][:4]:
+        expected = vegeta.latency_summary_columns(trials.loc[trial, "latency_histogram_hdr"])
+        for column, seconds in expected.items():
+            assert trials.loc[trial, column] == seconds
+        recorded = json.loads((run / "trials" / str(trial) / "result.json").read_text())
+        assert trials.loc[trial, "latency_p99_s"] == pytest.approx(recorded["latency_p99_s"], rel=2e-3)
+        spectrum = latency[latency["trial"] == trial].set_index("percentile")["latency_s"]
+        assert spectrum[99.0] == trials.loc[trial, "latency_p99_s"] and spectrum.is_monotonic_increasing
