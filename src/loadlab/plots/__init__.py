@@ -1,4 +1,4 @@
-"""Publication figures in one style (DESIGN.md, "Figures and report").
+"""Publication figures in one style (docs/architecture.md).
 
 Every figure function takes tidy DataFrames with unit-carrying column names
 and returns a matplotlib Figure (not registered with pyplot, so a notebook
