@@ -36,6 +36,7 @@ from .median import (
 )
 from .outliers import TukeyFences, tukey_fences, tukey_outliers
 from .ratio import RatioEstimate, ratio_of_medians_ci
+from .shift import ShiftRatioInterval, minimum_trials_for_shift_interval, shift_ratio_interval
 from .significance import MannWhitneyResult, holm_adjust, mann_whitney, minimum_two_sided_p_value
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "MannWhitneyResult",
     "MedianEstimate",
     "RatioEstimate",
+    "ShiftRatioInterval",
     "TukeyFences",
     "cliffs_delta",
     "cliffs_delta_magnitude",
@@ -65,10 +67,12 @@ __all__ = [
     "merge_value_counts",
     "percentile_column",
     "minimum_trials_for_median_ci",
+    "minimum_trials_for_shift_interval",
     "minimum_two_sided_p_value",
     "percentiles_from_counts",
     "ratio_of_medians_ci",
     "render_comparison_table",
+    "shift_ratio_interval",
     "sign_test_coverage",
     "tukey_fences",
     "tukey_outliers",
