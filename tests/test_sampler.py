@@ -61,3 +61,18 @@ def test_sampler_ticks_on_schedule_and_takes_a_final_reading():
     # A reading at the start and one after stop(), in order, whatever the machine's load.
     assert len(samples) >= 2 and times == sorted(times)
     assert times[0] < times[-1] and times[-1] >= 0.3
+
+
+def test_cgroup_v1_splits_cpu_into_user_and_system_as_the_docker_api_does():
+    # Captured after 2 s of load (tests/fixtures/README.md): cpuacct.stat counts clock ticks.
+    folder = Path(fixture_path("cgroup-v1-cpu-modes"))
+    source = sampler.CgroupSource((folder / "proc-pid-cgroup").read_text(), root=folder / "root")
+    user_s, system_s = source.cpu_mode_seconds()
+    total_s = source.cpu_seconds()
+    assert user_s > 0 and system_s > 0
+    assert user_s + system_s == pytest.approx(total_s, abs=0.03)  # ticks are 10 ms; the total is in ns
+    stats = json.load(open(fixture_path("docker", "stats-cgroup-v1-go-nethttp-after-load.json")))
+    api_user_s, api_system_s = sampler.cpu_modes_from_docker_stats(stats)
+    assert (api_user_s, api_system_s) == pytest.approx((user_s, system_s), abs=0.011)
+    sample = source.read(0.0)
+    assert (sample.cpu_user_seconds, sample.cpu_system_seconds) == (user_s, system_s)

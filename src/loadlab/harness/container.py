@@ -171,6 +171,32 @@ def describe_exit(container) -> TrialFailure | None:
     return TrialFailure("server-exited", f"{container.name} exited with code {state.get('ExitCode')}", logs)
 
 
+# After the loadgen fails, how long the engine may take to report the server's death (a JVM that exits on
+# OutOfMemoryError refuses wrk at once, but reads as running for a moment longer).
+EXIT_GRACE_S = 5.0
+
+
+def describe_exit_within(container, grace_s: float = EXIT_GRACE_S, poll_s: float = 0.2) -> TrialFailure | None:
+    """`describe_exit`, asked again until the container has exited or `grace_s` has passed."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        exited = describe_exit(container)
+        if exited is not None or time.monotonic() >= deadline:
+            return exited
+        time.sleep(poll_s)
+
+
+def refuses_connections(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    """True when nothing accepts a TCP connection on host:port (a live process whose server is gone)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:  # a timeout is a full backlog, not a refusal: the server may still be working
+        return False
+
+
 def log_tail(container, lines: int = LOG_TAIL_LINES) -> str:
     with contextlib.suppress(Exception):
         return container.logs(tail=lines).decode(errors="replace")

@@ -17,6 +17,7 @@ Two sources, one shape:
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +35,10 @@ class ResourceSample:
     memory_in_use_bytes: int | None
     cpu_seconds: float | None
     tasks: int | None
+    # user and system mode: cgroup v1 cpuacct.stat counts them in clock ticks (USER_HZ, 10 ms here), so they
+    # move in coarser steps than cpu_seconds (cpuacct.usage, ns); v2 cpu.stat gives microseconds.
+    cpu_user_seconds: float | None = None
+    cpu_system_seconds: float | None = None
 
 
 def parse_flat_keyed(text: str) -> dict[str, int]:
@@ -61,6 +66,13 @@ def memory_in_use_from_docker_stats(stats: dict) -> int | None:
 def cpu_seconds_from_docker_stats(stats: dict) -> float | None:
     usage = ((stats.get("cpu_stats") or {}).get("cpu_usage") or {}).get("total_usage")
     return None if usage is None else usage / 1e9  # nanoseconds on v1 and v2
+
+
+def cpu_modes_from_docker_stats(stats: dict) -> tuple[float | None, float | None]:
+    """(user, system) CPU seconds from one Docker stats document (nanoseconds on v1 and v2)."""
+    usage = (stats.get("cpu_stats") or {}).get("cpu_usage") or {}
+    user, system = usage.get("usage_in_usermode"), usage.get("usage_in_kernelmode")
+    return (None if user is None else user / 1e9, None if system is None else system / 1e9)
 
 
 def tasks_from_docker_stats(stats: dict) -> int | None:
@@ -132,11 +144,26 @@ class CgroupSource:
             return None
         return None if usage_us is None else usage_us / 1e6
 
+    def cpu_mode_seconds(self) -> tuple[float | None, float | None]:
+        """(user, system) CPU seconds of the cgroup."""
+        name = "cpuacct.stat" if self.version == 1 else "cpu.stat"
+        try:
+            stat = parse_flat_keyed((self.cpu_dir / name).read_text())
+        except OSError:
+            return (None, None)
+        if self.version == 1:
+            ticks_per_s = os.sysconf("SC_CLK_TCK")
+            user, system = stat.get("user"), stat.get("system")
+            return (None if user is None else user / ticks_per_s, None if system is None else system / ticks_per_s)
+        user, system = stat.get("user_usec"), stat.get("system_usec")
+        return (None if user is None else user / 1e6, None if system is None else system / 1e6)
+
     def tasks(self) -> int | None:
         return self._read_int(self.pids_dir / "pids.current")
 
     def read(self, t_s: float) -> ResourceSample:
-        return ResourceSample(t_s, self.memory_in_use_bytes(), self.cpu_seconds(), self.tasks())
+        user, system = self.cpu_mode_seconds()
+        return ResourceSample(t_s, self.memory_in_use_bytes(), self.cpu_seconds(), self.tasks(), user, system)
 
 
 class DockerStatsSource:
@@ -151,7 +178,8 @@ class DockerStatsSource:
         except Exception:
             return ResourceSample(t_s, None, None, None)
         return ResourceSample(
-            t_s, memory_in_use_from_docker_stats(stats), cpu_seconds_from_docker_stats(stats), tasks_from_docker_stats(stats)
+            t_s, memory_in_use_from_docker_stats(stats), cpu_seconds_from_docker_stats(stats), tasks_from_docker_stats(stats),
+            *cpu_modes_from_docker_stats(stats),
         )
 
 

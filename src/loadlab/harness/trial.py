@@ -32,7 +32,9 @@ def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFram
     server = pd.DataFrame([dataclasses.asdict(s) for s in samples["server"]])
     loadgen = pd.DataFrame([dataclasses.asdict(s) for s in samples["loadgen"]])
     frame = server.rename(columns={"cpu_seconds": "server_cpu_seconds", "tasks": "server_tasks",
-                                    "memory_in_use_bytes": "server_memory_in_use_bytes"})
+                                    "memory_in_use_bytes": "server_memory_in_use_bytes",
+                                    "cpu_user_seconds": "server_cpu_user_seconds",
+                                    "cpu_system_seconds": "server_cpu_system_seconds"})
     frame["loadgen_cpu_seconds"] = loadgen["cpu_seconds"].reindex(frame.index).to_numpy() if not loadgen.empty else None
     return frame
 
@@ -49,6 +51,8 @@ def summarize_resources(timeseries: pd.DataFrame, window_s: float, loadgen_cpu_c
     utilization = loadgen_cpu_s / window_s / loadgen_cpu_count if loadgen_cpu_s is not None and window_s > 0 else None
     return {
         "server_cpu_seconds": delta("server_cpu_seconds"),
+        "server_cpu_user_seconds": delta("server_cpu_user_seconds"),
+        "server_cpu_system_seconds": delta("server_cpu_system_seconds"),
         "memory_peak_bytes": int(memory.max()) if len(memory) else None,
         "memory_mean_bytes": float(memory.mean()) if len(memory) else None,
         "tasks_peak": int(tasks.max()) if len(tasks) else None,
@@ -131,6 +135,14 @@ def _raise_if_exited(session: ServerSession) -> None:
     exited = container.describe_exit(session.container)
     if exited is not None:
         raise exited
+
+
+def _refusing_server(session: ServerSession) -> TrialFailure | None:
+    """A `stalled` failure when the server's process runs but its port refuses connections."""
+    if not container.refuses_connections(session.host, session.port):
+        return None
+    return TrialFailure(outcome.STALLED, f"the server process runs but {session.host}:{session.port} refuses connections",
+                        container.log_tail(session.container))
 
 
 def _server_log(session: ServerSession | None) -> str:
@@ -224,9 +236,10 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             write_text_atomic(trial_dir / "failure.log", _failure_log(failure, (trial_dir / "server.log").read_text()))
             log(f"trial {trial_number} failed: {failure}")
     except TrialFailure as failure:
-        # A loadgen that failed because the server died reports the death, its root cause.
+        # A loadgen that failed because the server died reports the death, its root cause; one whose server
+        # still runs but refuses every connection measured a server that did no work.
         if session is not None and session.container is not None and failure.reason.startswith("loadgen"):
-            failure = container.describe_exit(session.container) or failure
+            failure = container.describe_exit_within(session.container) or _refusing_server(session) or failure
         row.update({"status": "failed", "failure_reason": failure.reason})
         record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
         server_log = _server_log(session)
