@@ -11,7 +11,8 @@ import pytest
 
 ANALYSIS_SIDE = (
     "loadlab.config", "loadlab.experiment", "loadlab.plans", "loadlab.rundir", "loadlab.tables",
-    "loadlab.analysis", "loadlab.claims", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
+    "loadlab.analysis", "loadlab.claims", "loadlab.judgements", "loadlab.judgements.s1",
+    "loadlab.judgements.replication", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",
     "loadlab.contract.fuzz", "loadlab.contract.fuzz_cases", "loadlab.servers", "loadlab.schemas", "loadlab.study",
     "loadlab.report", "loadlab.hostfacts", "loadlab.pages", "loadlab.pages.browser",

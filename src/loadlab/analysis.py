@@ -128,3 +128,9 @@ def spread_note(n_ok: int) -> str:
     if n_ok < 6:
         return f"{n_ok} trials per condition: tests possible, but no 95% CI on a median exists"
     return ""
+
+
+def evidence_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials a verdict may use: ok, and a loadgen with headroom (loadlab.judgements.evidence's policy)."""
+    saturated = trials["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in trials else False
+    return trials[(trials["status"] == "ok") & ~saturated]

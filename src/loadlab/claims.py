@@ -1,23 +1,13 @@
-"""The blog posts' claims and the verdicts the measurements give them.
+"""The blog posts' claims, and the verdict records the notebooks save.
 
-Absolute numbers in the claims came from other hardware, so a numeric claim
-is judged by its *ratio* between two runtimes: the claimed ratio against the
-measured ratio of medians with its 95% CI and a Holm-corrected Mann-Whitney
-test (rows of `loadlab.stats.compare_conditions`). Verdicts:
-
-- holds: the difference is significant, in the claimed direction, and the
-  claimed ratio lies inside the measured CI;
-- holds in direction only: significant and in the claimed direction, but the
-  claimed ratio lies outside the CI (the size is wrong);
-- contradicted: significant in the opposite direction, or no significant
-  difference while the CI excludes the claimed ratio;
-- inconclusive: too few trials, or no significant difference and a CI wide
-  enough to contain the claimed ratio;
-- not testable here / impossible as stated: set by the notebook with its
-  reason or its arithmetic.
-
-Each notebook saves its verdicts to reports/verdicts/<notebook>.json; the
-summary notebook reads them all.
+The rule that decides a verdict lives in `loadlab.judgements.rule` (its
+docstring, and `RULE_TEXT`, which the summary report prints); each claim's
+judgement is a function in `loadlab.judgements`. This module reads
+claims.yaml and keeps the records: each notebook saves its verdicts to
+reports/verdicts/<notebook>.json, and the summary notebook reads them all.
+A record carries the rule's version, the verdict and why, the ratio with its
+interval, confidence and family, the p-values, the noise margin used, and
+the trials used and left out (with reasons and trial ids).
 """
 
 from __future__ import annotations
@@ -30,15 +20,12 @@ from pathlib import Path
 import yaml
 
 from loadlab import paths
+from loadlab.errors import LoadlabError
+from loadlab.judgements.rule import (  # noqa: F401  (the verdict names, re-exported)
+    CONTRADICTED, DIRECTION_ONLY, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NO_DIFFERENCE, NOT_REPRODUCED, NOT_TESTABLE,
+    RULE_VERSION, VERDICTS, RatioJudgement,
+)
 from loadlab.rundir import write_json_atomic
-
-HOLDS = "holds"
-DIRECTION_ONLY = "holds in direction only"
-CONTRADICTED = "contradicted"
-INCONCLUSIVE = "inconclusive"
-NOT_TESTABLE = "not testable here"
-IMPOSSIBLE = "impossible as stated"
-VERDICTS = (HOLDS, DIRECTION_ONLY, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE, IMPOSSIBLE)
 
 
 @dataclass(frozen=True)
@@ -86,10 +73,20 @@ class Verdict:
     measured_ratio: float | None = None
     ratio_ci_low: float | None = None
     ratio_ci_high: float | None = None
-    p_holm: float | None = None
+    confidence: float | None = None
+    family: str | None = None
+    family_size: int | None = None
+    p_value: float | None = None
+    p_family: float | None = None
+    noise_margin: float | None = None
+    tolerance: float | None = None
     n_baseline: int | None = None
     n_candidate: int | None = None
+    excluded: list = field(default_factory=list)
+    trial_ids: dict = field(default_factory=dict)
+    context: str | None = None
     measured: dict = field(default_factory=dict)
+    rule_version: int = RULE_VERSION
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -101,48 +98,29 @@ def claimed_ratio(claim: Claim, baseline_key: str, candidate_key: str) -> float:
     return candidate / baseline
 
 
-def judge(claimed: float, ratio: float, ci_low: float, ci_high: float, significant: bool,
-          too_few_trials: bool) -> tuple[str, str]:
-    """The verdict rule of this module's docstring; returns (verdict, one-line reason)."""
-    interval = f"measured ×{ratio:.3g} [{ci_low:.3g}, {ci_high:.3g}], claimed ×{claimed:.3g}"
-    if too_few_trials or not all(math.isfinite(v) for v in (ratio, ci_low, ci_high)):
-        return INCONCLUSIVE, f"too few trials for a test or an interval ({interval})"
-    claimed_up = claimed > 1
-    inside = ci_low <= claimed <= ci_high
-    if significant:
-        measured_up = ratio > 1
-        if claimed == 1:
-            return CONTRADICTED, f"claimed no difference, found one ({interval})"
-        if measured_up == claimed_up:
-            if inside:
-                return HOLDS, f"significant, in the claimed direction and size ({interval})"
-            return DIRECTION_ONLY, f"significant and in the claimed direction, but not the claimed size ({interval})"
-        return CONTRADICTED, f"significant in the opposite direction ({interval})"
-    if not inside:
-        return CONTRADICTED, f"no significant difference (~), and the interval excludes the claimed ratio ({interval})"
-    if claimed == 1:
-        return HOLDS, f"no significant difference, as claimed ({interval})"
-    return INCONCLUSIVE, f"no significant difference (~); the interval still allows the claimed ratio ({interval})"
-
-
-def verdict_from_comparison(
-    claim: Claim, row, baseline_key: str, candidate_key: str, notebook: str, run_id: str | None = None,
-) -> Verdict:
-    """Judge `claim` on one row of `loadlab.stats.compare_conditions` (candidate vs baseline)."""
-    claimed = claimed_ratio(claim, baseline_key, candidate_key)
-    warnings = row.get("warnings") or ""
-    too_few = "no U test can reach" in str(warnings)
-    verdict, reason = judge(claimed, float(row["ratio"]), float(row["ratio_ci_low"]), float(row["ratio_ci_high"]),
-                            bool(row["significant"]), too_few)
+def ratio_verdict(claim_id: str, judgement: RatioJudgement, notebook: str, run_id: str | None, baseline: str,
+                  candidate: str, metric: str, *, excluded: list | None = None, trial_ids: dict | None = None,
+                  context: str | None = None, extra_explanation: str = "", measured: dict | None = None) -> Verdict:
+    """The record of one ratio judgement (`loadlab.judgements.rule.judge_ratio`)."""
+    explanation = judgement.explanation + (f"; {extra_explanation}" if extra_explanation else "")
     return Verdict(
-        claim_id=claim.id, verdict=verdict, explanation=reason, notebook=notebook, run_id=run_id,
-        baseline=str(row["baseline"]), candidate=str(row["candidate"]), claimed_ratio=claimed,
-        measured_ratio=float(row["ratio"]), ratio_ci_low=float(row["ratio_ci_low"]),
-        ratio_ci_high=float(row["ratio_ci_high"]), p_holm=float(row["p_holm"]),
-        n_baseline=int(row["n_baseline"]), n_candidate=int(row["n_candidate"]),
-        measured={"baseline_median": float(row["baseline_median"]), "candidate_median": float(row["candidate_median"]),
-                  "metric": str(row["metric"])},
+        claim_id=claim_id, verdict=judgement.verdict, explanation=explanation, notebook=notebook, run_id=run_id,
+        baseline=baseline, candidate=candidate, claimed_ratio=judgement.claimed_ratio,
+        measured_ratio=_number(judgement.ratio), ratio_ci_low=_number(judgement.ci_low),
+        ratio_ci_high=_number(judgement.ci_high), confidence=judgement.confidence, family=judgement.family,
+        family_size=judgement.family_size, p_value=_number(judgement.p_value), p_family=_number(judgement.p_family),
+        noise_margin=judgement.noise_margin, tolerance=judgement.tolerance, n_baseline=judgement.n_baseline,
+        n_candidate=judgement.n_candidate, excluded=list(excluded or []), trial_ids=dict(trial_ids or {}),
+        context=context,
+        measured={"metric": metric, "baseline_median": _number(judgement.baseline_median),
+                  "candidate_median": _number(judgement.candidate_median),
+                  "ratio_of_medians": _number(judgement.ratio_of_medians), **(measured or {})},
     )
+
+
+def _number(value) -> float | None:
+    """JSON has no NaN: a missing number is recorded as null."""
+    return float(value) if value is not None and math.isfinite(value) else None
 
 
 def save_verdicts(verdicts: list[Verdict], notebook: str, directory: Path = paths.VERDICTS_DIR) -> Path:
@@ -154,5 +132,9 @@ def save_verdicts(verdicts: list[Verdict], notebook: str, directory: Path = path
 def load_verdicts(directory: Path = paths.VERDICTS_DIR) -> list[Verdict]:
     verdicts = []
     for path in sorted(Path(directory).glob("*.json")):
-        verdicts += [Verdict(**item) for item in json.loads(path.read_text())]
+        for item in json.loads(path.read_text()):
+            if item.get("rule_version") != RULE_VERSION:
+                raise LoadlabError(f"{path} holds verdicts of rule version {item.get('rule_version', 1)}, not "
+                                   f"{RULE_VERSION}: re-judge them with `make report` (re-analysis, no measuring)")
+            verdicts.append(Verdict(**item))
     return verdicts

@@ -16,11 +16,13 @@ import datetime as dt
 import html
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
 from loadlab import paths, rundir
 from loadlab.errors import ParameterError
+from loadlab.judgements import replication
 from loadlab.pages.claim_table import data_links
 from loadlab.plans import PROFILE_NAMES
 from loadlab.rundir import write_text_atomic
@@ -219,10 +221,18 @@ def build_collection(profile: str, run_id: str | None = None, only: list[str] | 
     if not notebooks:
         raise ParameterError("only", only, "prefixes of notebooks/NN-*.ipynb")
     executed = []
+    # A measuring run is compared with the verdicts it replaces (the committed reference, on a fresh clone).
+    reference = None
+    if run_id is None:
+        reference = replication.keep_reference(paths.VERDICTS_DIR, Path(tempfile.mkdtemp(prefix="loadlab-reference-")))
     for number, notebook in enumerate(notebooks, start=1):
         log(f"notebook {number}/{len(notebooks)}: {notebook.name}")
         executed.append(execute(notebook, profile, run_id, log=log))
         export_html(executed[-1])
+    if reference is not None:
+        table = replication.write_replication(reference, paths.VERDICTS_DIR, paths.REPORTS_DIR / replication.REPLICATION_FILE)
+        log(table.to_string(index=False))
+        log("replication against the previous verdicts: " + replication.summary_line(table))
     everything = sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb"))
     index = write_index(everything, profile, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.

@@ -11,7 +11,7 @@
 """
 
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import noise_band_columns, noise_bands
+from .noise import noise_band_columns, noise_bands, verdict_forest_rows
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 
@@ -24,6 +24,7 @@ __all__ = [
     "format_quantity",
     "noise_band_columns",
     "noise_bands",
+    "verdict_forest_rows",
     "provenance_html",
     "runtime_versions",
     "source_claims_table",

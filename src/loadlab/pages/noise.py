@@ -1,94 +1,38 @@
-"""The A/A noise band of each metric, for the forest plots.
-
-Notebook 00 measures the same server twice (the A/A control). For every
-metric a verdict is judged on, the ratio of the two twins' medians with its
-95% CI (`loadlab.analysis.noise_floor`) is the band a difference must clear
-to mean anything. A ratio is unit-free, so a metric shown in MiB or ms gets
-the band of the same quantity recorded in bytes or seconds; CPU share and
-CPU per request are derived from the recorded CPU seconds the same way the
-notebooks derive them. A metric the A/A run cannot speak for (GC pauses,
-microbenchmark counts) gets no band, and the figure draws none.
-"""
+"""The A/A noise band of each row of a forest plot (the rule's margin, `loadlab.judgements.margins`)."""
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable
-from pathlib import Path
 
 import pandas as pd
 
-from loadlab import analysis, paths, rundir, tables
-
-NOISE_FLOOR_FILE = "noise-floor.json"
-# Metrics the notebooks compute from recorded columns, computed the same way here.
-DERIVED_METRICS = {
-    "server_cpu_pct": lambda trials: 100 * trials["server_cpu_seconds"] / trials["duration_s"],
-    "cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
-    "server_cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
-}
-# Unit suffixes that name the same quantity in another unit (a ratio does not see the unit).
-_SAME_QUANTITY_SUFFIXES = ("_bytes", "_mib", "_mb", "_s", "_ms", "_us", "_seconds")
-
-
-def _recorded_column(metric: str, columns: Iterable[str]) -> str | None:
-    columns = set(columns)
-    if metric in columns:
-        return metric
-    for suffix in _SAME_QUANTITY_SUFFIXES:
-        if metric.endswith(suffix):
-            stem = metric[: -len(suffix)]
-            for other in _SAME_QUANTITY_SUFFIXES:
-                if stem + other in columns:
-                    return stem + other
-    return None
-
-
-def noise_bands(aa_trials: pd.DataFrame, metrics: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """{metric: (low, high)}: the A/A ratio-of-medians CI of each metric that the A/A run recorded."""
-    evidence = aa_trials
-    if "loadgen_saturated" in evidence.columns:
-        evidence = evidence[~evidence["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)]
-    bands = {}
-    for metric in dict.fromkeys(metrics):
-        if not isinstance(metric, str):
-            continue
-        if metric in DERIVED_METRICS:
-            frame, column = evidence.assign(**{metric: DERIVED_METRICS[metric](evidence)}), metric
-        else:
-            frame, column = evidence, _recorded_column(metric, evidence.columns)
-        if column is None:
-            continue
-        floor = analysis.noise_floor(frame, metric=column)
-        low, high = floor.get("ratio_ci_low", math.nan), floor.get("ratio_ci_high", math.nan)
-        if math.isfinite(low) and math.isfinite(high):
-            bands[metric] = (float(low), float(high))
-    return bands
-
-
-def aa_trials(profile: str, reports_dir: Path | None = None, raw_dir: Path | None = None) -> pd.DataFrame | None:
-    """The trials of the A/A run notebook 00 used (its noise-floor.json names it), or the newest one."""
-    reports_dir = Path(reports_dir or paths.REPORTS_DIR)
-    raw_dir = Path(raw_dir or paths.RAW_DIR)
-    recorded = reports_dir / NOISE_FLOOR_FILE
-    run_dir = None
-    if recorded.exists():
-        run_id = json.loads(recorded.read_text()).get("run_id")
-        if run_id:
-            run_dir = rundir.find_run(run_id, raw_dir)
-    if run_dir is None:
-        run_dir = rundir.latest_run(f"00-aa-noise-{profile}", raw_dir)
-    if run_dir is None:
-        return None
-    return tables.load_run(run_dir, raw_dir)["trials"]
+from loadlab.judgements.margins import NOISE_FLOOR_FILE, aa_trials, noise_bands, noise_margins  # noqa: F401  (re-exported)
+from loadlab.judgements.rule import noise_band
 
 
 def noise_band_columns(rows: pd.DataFrame, metric_column: str, profile: str) -> pd.DataFrame:
-    """`rows` with ``noise_low`` / ``noise_high``: the A/A band of each row's metric (NaN where none)."""
-    trials = aa_trials(profile)
-    bands = noise_bands(trials, rows[metric_column].dropna()) if trials is not None else {}
+    """`rows` with ``noise_low`` / ``noise_high``: the noise band the rule used for each row's metric (NaN where none).
+
+    The band is [1/(1+m), 1+m] with m the metric's A/A margin, the very band
+    the verdict rule calls "within noise".
+    """
+    margins = noise_margins(profile, [m for m in rows[metric_column].dropna() if isinstance(m, str)])
+    bands = {metric: noise_band(margin) for metric, margin in margins.items() if math.isfinite(margin)}
     return rows.assign(
         noise_low=[bands.get(metric, (math.nan, math.nan))[0] for metric in rows[metric_column]],
         noise_high=[bands.get(metric, (math.nan, math.nan))[1] for metric in rows[metric_column]],
     )
+
+
+def verdict_forest_rows(verdicts, profile: str) -> pd.DataFrame:
+    """One forest-plot row per verdict record: label "claim (candidate / baseline)", its metric and noise band."""
+    rows = pd.DataFrame([vars(v) if not isinstance(v, dict) else v for v in verdicts])
+    if rows.empty:
+        return rows
+    rows = rows.assign(
+        label=[f"{c} ({cand} / {base})" if isinstance(cand, str) and isinstance(base, str) else c
+               for c, cand, base in zip(rows["claim_id"], rows["candidate"], rows["baseline"])],
+        metric=[m.get("metric") if isinstance(m, dict) else None for m in rows["measured"]])
+    for column in ("measured_ratio", "ratio_ci_low", "ratio_ci_high", "claimed_ratio"):
+        rows[column] = pd.to_numeric(rows[column], errors="coerce")
+    return noise_band_columns(rows, "metric", profile)

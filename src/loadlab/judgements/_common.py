@@ -1,0 +1,90 @@
+"""What every source's judgements share: judging one claimed ratio on one run's trials, and the run's setup."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from loadlab.claims import Claim, Verdict, claimed_ratio, ratio_verdict
+from loadlab.judgements import evidence as evidence_policy
+from loadlab.judgements.rule import Family, judge_ratio
+
+MIB = 1024**2
+# A closed loop keeps a pinned server busy: at or above this share of its CPU
+# allowance, CPU share measures the load, not the runtime.
+CPU_SATURATION_SHARE = 0.95
+
+
+def judge_claimed_ratio(claim: Claim, trials: pd.DataFrame, metric: str, labels: tuple[str, str],
+                        keys: tuple[str, str], family: Family, margins: dict[str, float], notebook: str,
+                        run_id: str | None, level=None, context: str | None = None, extra: str = "",
+                        label_column: str = "label") -> Verdict:
+    """One ratio verdict: `claim`'s candidate/baseline on `metric` between labels (baseline, candidate).
+
+    `keys` are the claim's value keys for the same two sides (claims.yaml's
+    names, e.g. ("unbounded", "pool12")); `margins` the A/A noise margin per
+    metric (`loadlab.judgements.margins.noise_margins`).
+    """
+    baseline_label, candidate_label = labels
+    evidence = evidence_policy.gather(trials, labels, metric, level=level, label_column=label_column)
+    judgement = judge_ratio(evidence.values[baseline_label], evidence.values[candidate_label],
+                            claimed_ratio(claim, *keys), family, margins.get(metric))
+    used = evidence.summary(labels)
+    return ratio_verdict(
+        claim.id, judgement, notebook, run_id, baseline_label, candidate_label, metric,
+        excluded=evidence.excluded, trial_ids=evidence.trial_ids, context=context,
+        extra_explanation="; ".join(part for part in (used, extra) if part),
+    )
+
+
+def cpu_allowance_cores(manifest: dict) -> float:
+    """The CPU a server could use in this run: its quota, or the number of its pinned CPUs."""
+    placement = (manifest.get("parameters") or {}).get("placement") or {}
+    quota = placement.get("cpu_quota")
+    if quota:
+        return float(quota)
+    cpus = str(placement.get("server_cpus") or "1")
+    count = 0
+    for part in cpus.split(","):
+        low, _, high = part.partition("-")
+        count += int(high) - int(low) + 1 if high else 1
+    return float(count)
+
+
+def setup_text(manifest: dict, level=None) -> str:
+    """One line on how the run measured: load, level, window, placement (for a verdict's context)."""
+    parameters = manifest.get("parameters") or {}
+    load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
+    mode = load.get("mode")
+    if mode == "open":
+        what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
+    else:
+        what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
+    allowance = cpu_allowance_cores(manifest)
+    quota = f", a CPU quota of {allowance:g}" if placement.get("cpu_quota") else ""
+    return (f"{what} on {load.get('route', '?')}, {durations.get('duration_s', '?')} s windows, "
+            f"{parameters.get('trials_per_condition', '?')} trials per condition; server on CPU "
+            f"{placement.get('server_cpus', '?')}{quota}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
+
+
+def cpu_pct(trials: pd.DataFrame, column: str = "server_cpu_seconds") -> pd.Series:
+    """CPU share of one core over the window, in per cent."""
+    return 100 * trials[column] / trials["duration_s"]
+
+
+def both_at_allowance(trials: pd.DataFrame, labels, level, allowance_cores: float) -> dict[str, float] | None:
+    """{label: median CPU share of the allowance} when every side ran at its whole allowance, else None."""
+    shares = {}
+    for label in labels:
+        rows = trials[(trials["label"] == label) & (trials["status"] == "ok")]
+        if level is not None:
+            rows = rows[rows["level"] == level]
+        if rows.empty:
+            return None
+        shares[label] = float((rows["server_cpu_seconds"] / rows["duration_s"]).median() / allowance_cores)
+    return shares if all(share >= CPU_SATURATION_SHARE for share in shares.values()) else None
+
+
+def finite(value) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)

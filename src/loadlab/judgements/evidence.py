@@ -1,0 +1,91 @@
+"""Which trials may be evidence for a verdict, and a record of the ones left out.
+
+A verdict is drawn only from trials that measured the server: status ok (not
+failed, not stalled: `loadlab.outcome` makes a stalled window a failed trial)
+and a loadgen with headroom (`loadgen_saturated` false: a saturated loadgen
+measured itself). A trial whose metric is missing is left out too. Every
+exclusion is kept with its trial id and reason, so a verdict can say what it
+used and what it did not.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+LOADGEN_SATURATED = "loadgen saturated"
+METRIC_MISSING = "metric missing"
+
+
+@dataclass
+class Evidence:
+    """Per condition (label): the metric's values from evidence trials, their ids, and what was left out."""
+
+    metric: str
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    trial_ids: dict[str, list[int]] = field(default_factory=dict)
+    excluded: list[dict] = field(default_factory=list)  # {"trial", "label", "reason"}
+
+    def n_used(self, label: str) -> int:
+        return int(len(self.values.get(label, ())))
+
+    def n_excluded(self, label: str) -> int:
+        return sum(1 for item in self.excluded if item["label"] == label)
+
+    def exclusion_counts(self, labels: Sequence[str] | None = None) -> dict[str, int]:
+        """{reason: count} over the given labels (all when None)."""
+        return dict(Counter(item["reason"] for item in self.excluded if labels is None or item["label"] in labels))
+
+    def summary(self, labels: Sequence[str]) -> str:
+        """'6 + 6 trials used; left out: 5 loadgen saturated' (one line for a verdict's explanation)."""
+        used = " + ".join(str(self.n_used(label)) for label in labels)
+        counts = self.exclusion_counts(labels)
+        left = "; left out: " + ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items())) if counts else ""
+        return f"{used} trials used{left}"
+
+
+def exclusion_reason(row) -> str | None:
+    """Why one trial row is not evidence, or None when it is."""
+    # A microbenchmark's rows carry no status: each is one finished measurement.
+    if row.get("status", "ok") != "ok":
+        reason = row.get("failure_reason")
+        return f"failed: {reason}" if isinstance(reason, str) and reason else "failed"
+    saturated = row.get("loadgen_saturated")
+    if saturated is True or (isinstance(saturated, (bool, np.bool_)) and bool(saturated)):
+        return LOADGEN_SATURATED
+    return None
+
+
+def evidence_rows(trials: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `trials` that may be evidence (no reason to leave them out)."""
+    keep = [exclusion_reason(row) is None for row in trials.to_dict("records")]
+    return trials[keep]
+
+
+def gather(trials: pd.DataFrame, labels: Sequence[str], metric: str, level=None,
+           label_column: str = "label") -> Evidence:
+    """The evidence for `metric` among the trials of `labels` (at `level` when given)."""
+    evidence = Evidence(metric)
+    subset = trials[trials[label_column].isin(labels)]
+    if level is not None and "level" in subset.columns:
+        subset = subset[subset["level"] == level]
+    for label in labels:
+        values, ids = [], []
+        for row in subset[subset[label_column] == label].to_dict("records"):
+            trial = int(row["trial"]) if "trial" in row and row["trial"] == row["trial"] else None
+            reason = exclusion_reason(row)
+            value = pd.to_numeric(pd.Series([row.get(metric)]), errors="coerce").iloc[0]
+            if reason is None and not np.isfinite(value):
+                reason = METRIC_MISSING
+            if reason is not None:
+                evidence.excluded.append({"trial": trial, "label": label, "reason": reason})
+                continue
+            values.append(float(value))
+            ids.append(trial)
+        evidence.values[label] = np.asarray(values, dtype=float)
+        evidence.trial_ids[label] = ids
+    return evidence

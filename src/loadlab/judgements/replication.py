@@ -1,0 +1,81 @@
+"""Does a new run replicate the committed reference? One row per ratio verdict present in both.
+
+For each (claim, baseline, candidate): whether the new estimate falls inside
+the reference interval, whether the verdict label is the same, and in the
+end "N of M replicated". `loadlab notebooks` keeps the verdicts it is about
+to replace and, after a measuring run, writes this table to
+reports/replication.json and prints it.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from loadlab import claims
+from loadlab.rundir import write_json_atomic
+
+REPLICATION_FILE = "replication.json"
+COLUMNS = ("claim", "comparison", "reference_ratio", "reference_ci_low", "reference_ci_high", "reference_verdict",
+           "new_ratio", "new_ci_low", "new_ci_high", "new_verdict", "inside_reference_interval", "same_verdict")
+
+
+def _key(verdict) -> tuple:
+    return (verdict.claim_id, verdict.baseline, verdict.candidate)
+
+
+def _finite(value) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
+
+
+def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
+    """Rows for verdicts present in both sets; ratio columns are None where a side has no ratio."""
+    reference_by_key = {_key(v): v for v in reference}
+    rows = []
+    for verdict in new:
+        old = reference_by_key.get(_key(verdict))
+        if old is None:
+            continue
+        inside = None
+        if all(_finite(x) for x in (old.ratio_ci_low, old.ratio_ci_high, verdict.measured_ratio)):
+            inside = bool(old.ratio_ci_low <= verdict.measured_ratio <= old.ratio_ci_high)
+        rows.append({
+            "claim": verdict.claim_id,
+            "comparison": f"{verdict.candidate} / {verdict.baseline}" if verdict.candidate and verdict.baseline else "",
+            "reference_ratio": old.measured_ratio, "reference_ci_low": old.ratio_ci_low,
+            "reference_ci_high": old.ratio_ci_high, "reference_verdict": old.verdict,
+            "new_ratio": verdict.measured_ratio, "new_ci_low": verdict.ratio_ci_low, "new_ci_high": verdict.ratio_ci_high,
+            "new_verdict": verdict.verdict, "inside_reference_interval": inside,
+            "same_verdict": old.verdict == verdict.verdict,
+        })
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """"9 of 14 ratio estimates inside the reference interval; 20 of 31 verdicts the same"."""
+    ratios = table["inside_reference_interval"].dropna()
+    return (f"{int(ratios.sum())} of {len(ratios)} ratio estimates replicated (inside the reference interval); "
+            f"{int(table['same_verdict'].sum())} of {len(table)} verdicts the same")
+
+
+def keep_reference(verdicts_dir: Path, keep_dir: Path) -> Path | None:
+    """Copy the verdicts about to be replaced; None when there are none."""
+    files = sorted(Path(verdicts_dir).glob("*.json"))
+    if not files:
+        return None
+    Path(keep_dir).mkdir(parents=True, exist_ok=True)
+    for path in files:
+        shutil.copy2(path, Path(keep_dir) / path.name)
+    return Path(keep_dir)
+
+
+def write_replication(reference_dir: Path, new_dir: Path, output: Path) -> pd.DataFrame:
+    """Compare two verdict folders, write the table and its summary line as JSON, and return the table."""
+    table = replication_table(claims.load_verdicts(reference_dir), claims.load_verdicts(new_dir))
+    write_json_atomic(output, {"summary": summary_line(table), "rows": table.astype(object).where(table.notna(), None)
+                               .to_dict("records")})
+    return table

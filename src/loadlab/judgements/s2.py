@@ -1,0 +1,98 @@
+"""S2 (notebook 02): a goroutine per request vs a 12-worker pool, open loop on /mixed.
+
+claims.yaml names the sides `unbounded` (go-nethttp: a goroutine per
+request) and `pool12` (go-workerpool with WORKERS=12). The ratio claims
+(throughput, peak RSS, GC pause total) form one family.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from loadlab.claims import Claim, Verdict
+from loadlab.judgements._common import MIB, judge_claimed_ratio, setup_text
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family
+
+FAMILY = Family("S2", 3)
+LABELS = ("go-nethttp", "go-workerpool")
+KEYS = ("unbounded", "pool12")
+POOL_WORKERS = 12
+SOURCE_SETUP = "the source: 2,000 req/s offered for 60 s, 4 cores"
+
+
+def with_runtime_metrics(tables: dict) -> pd.DataFrame:
+    """The run's trials with `gc_pause_total_s` (gctrace pauses inside the window) and `goroutines_peak`."""
+    trials, gc, threads = tables["trials"], tables["gc_events"], tables["thread_counts"]
+    window_gc = gc[gc["in_window"] == True] if not gc.empty else gc  # noqa: E712  (a nullable column)
+    pause_total = window_gc.groupby("trial")["pause_s"].sum() if not window_gc.empty else pd.Series(dtype=float)
+    goroutine_rows = threads[threads["metric"] == "goroutines"] if not threads.empty else threads
+    peaks = goroutine_rows.groupby("trial")["count"].max() if not goroutine_rows.empty else pd.Series(dtype=float)
+    return trials.assign(gc_pause_total_s=trials["trial"].map(pause_total).fillna(0.0),
+                         goroutines_peak=trials["trial"].map(peaks))
+
+
+def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+                notebook: str, run_id: str) -> list[Verdict]:
+    """Every S2 verdict, at the highest offered rate of the run.
+
+    `trials` must carry `gc_pause_total_s` (window GC pauses per trial) and
+    `goroutines_peak`: `with_runtime_metrics` adds both from the run's tables.
+    """
+    level = trials["level"].max()
+    context = f"{setup_text(manifest, level)}; {SOURCE_SETUP}"
+    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB)
+    verdicts = [
+        judge_claimed_ratio(claims[claim_id], data, metric, LABELS, KEYS, FAMILY, margins, notebook, run_id, level, context)
+        for claim_id, metric in (("S2-throughput", "throughput_rps"), ("S2-rss", "memory_peak_mib"),
+                                 ("S2-gc-pause", "gc_pause_total_s"))
+    ]
+    verdicts.append(goroutines(data, level, notebook, run_id, context))
+    verdicts.append(out_of_memory(data, manifest, level, notebook, run_id, context))
+    verdicts.append(feasibility(data, notebook, run_id))
+    return verdicts
+
+
+def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context: str) -> Verdict:
+    ok = trials[(trials["status"] == "ok") & (trials["level"] == level)]
+    peaks = {label: float(ok.loc[ok["label"] == label, "goroutines_peak"].median()) for label in LABELS
+             if ok.loc[ok["label"] == label, "goroutines_peak"].notna().any()}
+    if "go-workerpool" not in peaks:
+        return Verdict("S2-goroutines", INCONCLUSIVE, "no goroutine counts were recorded for the pool", notebook,
+                       run_id, context=context, measured=peaks)
+    text = ", ".join(f"{label} {value:,.0f}" for label, value in peaks.items())
+    verdict = CONTRADICTED if peaks["go-workerpool"] > 2 * POOL_WORKERS else HOLDS
+    return Verdict(
+        "S2-goroutines", verdict,
+        f"peak goroutines of the process (median of trials): {text}. net/http serves each connection on its own "
+        f"goroutine in both servers, so the pool's process never runs on {POOL_WORKERS} goroutines; its "
+        f"{POOL_WORKERS} workers are a part of the count", notebook, run_id, context=context, measured=peaks)
+
+
+def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, run_id: str, context: str) -> Verdict:
+    kills = trials[trials["failure_reason"] == "oom-killed"]["label"].value_counts().to_dict()
+    limit_mib = ((manifest.get("parameters") or {}).get("placement") or {}).get("memory_limit_mib")
+    peak = trials[trials["status"] == "ok"].groupby("label")["memory_peak_mib"].max().to_dict()
+    measured = {"oom_kills": {k: int(v) for k, v in kills.items()}, "memory_peak_mib": peak}
+    if kills.get("go-nethttp") and not kills.get("go-workerpool"):
+        return Verdict("S2-oom", HOLDS, f"the unbounded server was OOM-killed in {kills['go-nethttp']} trial(s) "
+                       f"at a {limit_mib} MiB limit, the pool never", notebook, run_id, context=context, measured=measured)
+    peaks = ", ".join(f"{label} {value:.0f} MiB" for label, value in peak.items())
+    if kills.get("go-workerpool"):
+        why = (f"the pool, not the unbounded server, was OOM-killed ({kills['go-workerpool']} trial(s)); "
+               f"highest peaks of the surviving trials: {peaks}")
+    else:
+        why = (f"no OOM kill in any trial: at {level:g} req/s offered the highest peaks were {peaks} of a {limit_mib} MiB "
+               "limit, in windows far shorter than the source's 37 s to its crash")
+    return Verdict("S2-oom", NOT_REPRODUCED, why, notebook, run_id, context=context, measured=measured)
+
+
+def feasibility(trials: pd.DataFrame, notebook: str, run_id: str) -> Verdict:
+    ok = trials[trials["status"] == "ok"]
+    cpu_per_request_s = float((ok["server_cpu_seconds"] / ok["requests"]).median()) if len(ok) else float("nan")
+    served = float(ok["throughput_rps"].max()) if len(ok) else float("nan")
+    return Verdict(
+        "S2-feasibility", IMPOSSIBLE,
+        "2,000 req/s x 10 ms of CPU = 20 CPU-seconds of work per second, but 4 cores give 4 CPU-seconds per second: "
+        f"at most 400 req/s. Here one core served at most {served:,.0f} req/s at {1000 * cpu_per_request_s:.1f} ms "
+        "of CPU per request", notebook, run_id,
+        measured={"cpu_ms_per_request": 1000 * cpu_per_request_s, "max_served_rps": served})

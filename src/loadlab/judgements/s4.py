@@ -1,0 +1,99 @@
+"""S4 (notebook 04): Go vs PHP Swoole on JSON after 10 ms of simulated I/O, 400 connections (swoole / go)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from loadlab.claims import Claim, Verdict
+from loadlab.judgements._common import (
+    MIB, both_at_allowance, cpu_allowance_cores, cpu_pct, judge_claimed_ratio, setup_text,
+)
+from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
+
+FAMILY = Family("S4", 4)
+LABELS = ("go", "swoole")
+IO_S = 0.010
+CLAIM_LEVEL = 400
+SOURCE_SETUP = "the source: wrk -t4 -c400 -d30s on 4 cores"
+RATIO_CLAIMS = {"S4-throughput": "throughput_rps", "S4-latency": "latency_mean_ms", "S4-memory": "memory_peak_mib",
+                "S4-cpu": "server_cpu_pct"}
+# Fewer expected errors than this cannot tell a 0.02% error rate from none.
+ERRORS_TO_TELL = 10
+
+
+def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+                  notebook: str, run_id: str, missing: dict[str, str] | None = None) -> list[Verdict]:
+    level = CLAIM_LEVEL if CLAIM_LEVEL in set(trials["level"]) else trials["level"].max()
+    context = (f"{setup_text(manifest, level)}; mean latency is closed loop, as in the source (by Little's law it is "
+               f"connections / throughput); {SOURCE_SETUP}")
+    if "swoole" not in set(trials["label"]):
+        reason = (missing or {}).get("swoole", "no Swoole trials in this run")
+        return [Verdict(claim_id, NOT_TESTABLE, f"Swoole could not be measured here: {reason}", notebook, run_id,
+                        context=context) for claim_id in (*RATIO_CLAIMS, "S4-errors", "S4-stack")] + \
+               [littles_law(trials, claims, level, notebook, run_id, context)]
+    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
+                         latency_mean_ms=1000 * trials["latency_mean_s"])
+    allowance = cpu_allowance_cores(manifest)
+    verdicts = []
+    for claim_id, metric in RATIO_CLAIMS.items():
+        saturated = both_at_allowance(data, LABELS, level, allowance) if metric == "server_cpu_pct" else None
+        if saturated:
+            verdicts.append(Verdict(
+                claim_id, NOT_TESTABLE, "both servers used their whole CPU allowance (" +
+                ", ".join(f"{k} {v:.0%}" for k, v in saturated.items()) + "), so their CPU shares cannot differ here",
+                notebook, run_id, baseline="go", candidate="swoole", context=context,
+                measured={"cpu_share_of_allowance": saturated}))
+            continue
+        verdicts.append(judge_claimed_ratio(claims[claim_id], data, metric, LABELS, LABELS, FAMILY, margins, notebook,
+                                            run_id, level, context))
+    verdicts.append(errors(data, claims["S4-errors"], level, notebook, run_id, context))
+    verdicts.append(littles_law(data, claims, level, notebook, run_id, context))
+    verdicts.append(stack(notebook, run_id))
+    return verdicts
+
+
+def errors(trials: pd.DataFrame, claim: Claim, level, notebook: str, run_id: str, context: str) -> Verdict:
+    ok = trials[(trials["status"] == "ok") & (trials["level"] == level) & trials["label"].isin(LABELS)]
+    totals = ok.groupby("label")[["errors_total", "requests"]].sum()
+    rates = {label: float(100 * row.errors_total / row.requests) for label, row in totals.iterrows() if row.requests}
+    swoole_requests = int(totals.loc["swoole", "requests"]) if "swoole" in totals.index else 0
+    expected = float(claim.values["swoole"]) / 100 * swoole_requests
+    measured = {"error_rate_pct": rates, "swoole_requests": swoole_requests}
+    if swoole_requests and totals.loc["swoole", "errors_total"] == 0 and expected >= ERRORS_TO_TELL:
+        return Verdict("S4-errors", NOT_REPRODUCED,
+                       f"no Swoole errors in {swoole_requests:,} requests, where a 0.02% rate would give about "
+                       f"{expected:.0f}; the source's errors did not appear here", notebook, run_id, context=context,
+                       measured=measured)
+    if swoole_requests and totals.loc["swoole", "errors_total"] > totals.loc["go", "errors_total"]:
+        return Verdict("S4-errors", HOLDS, "Swoole had more errors than Go", notebook, run_id, context=context,
+                       measured=measured)
+    return Verdict("S4-errors", INCONCLUSIVE, "too few requests to tell a 0.02% error rate from none", notebook, run_id,
+                   context=context, measured=measured)
+
+
+def littles_law(trials: pd.DataFrame, claims: dict[str, Claim], level, notebook: str, run_id: str, context: str) -> Verdict:
+    """Little's law: 400 connections / 10 ms bounds throughput at 40,000 req/s; the claims and each runtime against it."""
+    bound = CLAIM_LEVEL / IO_S
+    claimed = claims["S4-throughput"].values
+    ok = trials[(trials["status"] == "ok") & (trials["level"] == level)]
+    bound_here = level / IO_S
+    share = {label: float(value / bound_here) for label, value in ok.groupby("label")["throughput_rps"].median().items()}
+    within = all(float(value) <= bound for value in claimed.values())
+    return Verdict(
+        "S4-littles-law", HOLDS if within else IMPOSSIBLE,
+        f"bound {bound:,.0f} req/s; the claimed " + " and ".join(f"{float(v):,.0f}" for v in claimed.values()) +
+        (" req/s respect it" if within else " req/s exceed it") + "; measured share of the bound (medians): " +
+        ", ".join(f"{label} {value:.0%}" for label, value in share.items()),
+        notebook, run_id, context=context, measured={"share_of_bound": share})
+
+
+def stack(notebook: str, run_id: str) -> Verdict:
+    """S4-stack, from the runtimes' own sources (the sizes are constants, not measurements)."""
+    return Verdict(
+        "S4-stack", HOLDS,
+        "as documented at the sources: a goroutine starts on a 2 KiB stack (Go runtime/stack.go, "
+        "stackMin = 2048; since Go 1.19 the start size may grow to the average stack use seen), measured here at "
+        "2,048 B per parked goroutine (notebook 01's microbenchmark); a Swoole coroutine gets an 8 KiB PHP VM stack "
+        "page (SW_DEFAULT_PHP_STACK_PAGE_SIZE = 8 KiB in Swoole's php_swoole_coroutine.h) on top of its C stack "
+        "(SW_DEFAULT_C_STACK_SIZE = 2 MiB of address space in swoole_config.h, touched only as used), so '8 KB' is the PHP stack, not the whole cost",
+        notebook, run_id)

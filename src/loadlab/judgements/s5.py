@@ -1,0 +1,50 @@
+"""S5 (notebook 05): Java 21 virtual threads vs platform threads (the source's JMH benchmark, replicated)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from loadlab.claims import Claim, Verdict
+from loadlab.judgements._common import MIB, judge_claimed_ratio
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, Family
+
+FAMILY = Family("S5", 2)
+LABELS = ("java-platform", "java-virtual")
+KEYS = ("platform", "virtual")
+SOURCE_SETUP = "the source: JMH on an i7-13700K, OpenJDK 21.0.2"
+# A platform thread's stack reservation is ~1 MiB; a virtual thread's ~1 KiB.
+PLATFORM_RESERVED_AT_LEAST_BYTES = 512 * 1024
+VIRTUAL_HEAP_AT_MOST_BYTES = 4096
+
+
+def sqrt_latch(latch: pd.DataFrame, claims: dict[str, Claim], notebook: str, run_id: str, jdk: str = "21") -> list[Verdict]:
+    """S5-time and S5-memory on the JDK `jdk` rows of the sqrt + latch microbenchmark."""
+    rows = latch[latch["version"].astype(str).str.split(".").str[0] == jdk]
+    rows = rows.assign(peak_rss_delta_mib=rows["peak_rss_delta_bytes"] / MIB)
+    context = (f"microbenchmark on JDK {jdk}: 10,000 threads each computing one square root, then a latch; "
+               f"{len(rows)} measured iterations; {SOURCE_SETUP}")
+    time = judge_claimed_ratio(claims["S5-time"], rows, "elapsed_ms", LABELS, KEYS, FAMILY, {}, notebook, run_id,
+                               context=context, label_column="condition")
+    memory = judge_claimed_ratio(
+        claims["S5-memory"], rows, "peak_rss_delta_mib", LABELS, KEYS, FAMILY, {}, notebook, run_id, context=context,
+        label_column="condition",
+        extra="the metric is the process's peak RSS growth over the iteration; 10,000 short platform threads do "
+              "not all coexist, so their stacks are not all resident at once")
+    return [time, memory]
+
+
+def stacks(parked: pd.DataFrame, notebook: str, run_id: str) -> Verdict:
+    """S5-stack from 10,000 parked threads of each kind (address space reserved, RSS, heap per thread)."""
+    per_task = parked.groupby("condition")[["vm_size_per_task_bytes", "rss_per_task_bytes", "heap_per_task_bytes"]].median()
+    reserved = float(per_task.loc["java-platform", "vm_size_per_task_bytes"])
+    resident = float(per_task.loc["java-platform", "rss_per_task_bytes"])
+    virtual_heap = float(per_task.loc["java-virtual", "heap_per_task_bytes"])
+    holds = reserved >= PLATFORM_RESERVED_AT_LEAST_BYTES and virtual_heap <= VIRTUAL_HEAP_AT_MOST_BYTES
+    return Verdict(
+        "S5-stack", HOLDS if holds else CONTRADICTED,
+        f"a parked platform thread reserves {reserved / MIB:.2f} MiB of address space for its stack but holds "
+        f"{resident / 1024:.0f} KiB of RSS; a parked virtual thread keeps {virtual_heap / 1024:.1f} KiB on the heap. "
+        f"At that size a million virtual threads need about {virtual_heap * 1e6 / 2**30:.1f} GiB of heap "
+        f"(medians of {len(parked)} runs of 10,000 parked threads)",
+        notebook, run_id, context="microbenchmark: 10,000 threads parked at once, in a fresh JVM per run",
+        measured={"platform_reserved_bytes": reserved, "platform_rss_bytes": resident, "virtual_heap_bytes": virtual_heap})

@@ -1,0 +1,136 @@
+"""Each claim's judgement function on the committed reference runs: no verdict is drawn from a trial that is
+failed, stalled or whose loadgen was saturated, and every record says what it used and left out."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from loadlab import claims, rundir, study, tables
+from loadlab.judgements import evidence, s1, s2, s3, s4, s5
+from loadlab.judgements.rule import RULE_VERSION, VERDICTS
+
+_, CLAIMS = claims.load_claims()
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory):
+    # Never the committed processed folder: a test must not rewrite reference files.
+    return tmp_path_factory.mktemp("processed")
+
+
+def _run(experiment, processed):
+    run_dir = rundir.latest_run(experiment)
+    if run_dir is None:
+        pytest.skip(f"no committed run of {experiment}")
+    return run_dir.name, tables.load_run(run_dir, processed_root=processed)
+
+
+def _check_evidence(verdicts, trials, label_column="label"):
+    by_trial = trials.set_index("trial")
+    checked = 0
+    for verdict in verdicts:
+        assert verdict.verdict in VERDICTS and verdict.rule_version == RULE_VERSION
+        for label, ids in verdict.trial_ids.items():
+            for trial in ids:
+                row = by_trial.loc[trial]
+                assert row[label_column] == label
+                assert evidence.exclusion_reason(row.to_dict()) is None, (verdict.claim_id, trial)
+                checked += 1
+        for item in verdict.excluded:
+            row = by_trial.loc[item["trial"]].to_dict()
+            assert item["reason"] == (evidence.exclusion_reason(row) or evidence.METRIC_MISSING)
+        if verdict.measured_ratio is not None and verdict.ratio_ci_low is not None:
+            assert verdict.ratio_ci_low <= verdict.measured_ratio <= verdict.ratio_ci_high
+            assert verdict.confidence and verdict.family and verdict.family_size
+    return checked
+
+
+def test_s1_never_uses_a_saturated_trial(processed):
+    run_id, run = _run("01-runtime-overhead-quick", processed)
+    verdicts = s1.runtime_overhead(run["trials"], run["manifest"], CLAIMS, {}, "01-runtime-overhead", run_id)
+    assert {v.claim_id for v in verdicts} == {"S1-rss", "S1-cpu-user", "S1-p99", "S1-threads"}
+    assert _check_evidence(verdicts, run["trials"]) > 0
+    trials = run["trials"]
+    top = trials[trials["level"] == trials["level"].max()]
+    saturated_rust = int((top[top["label"] == "rust"]["loadgen_saturated"] == True).sum())  # noqa: E712
+    rss_rust = next(v for v in verdicts if v.claim_id == "S1-rss" and v.candidate == "rust")
+    assert sum(1 for item in rss_rust.excluded if item["reason"] == evidence.LOADGEN_SATURATED) == saturated_rust
+    if saturated_rust == len(top[top["label"] == "rust"]):
+        assert rss_rust.verdict == claims.INCONCLUSIVE
+    # Closed-loop p99 is never judged, and total CPU never stands in for user-mode CPU.
+    assert all(v.verdict == claims.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-p99")
+    if "server_cpu_user_seconds" not in trials:
+        assert all(v.verdict == claims.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-cpu-user")
+
+
+def test_s2_judges_every_claim_it_can(processed):
+    run_id, run = _run("02-worker-pool-quick", processed)
+    trials = s2.with_runtime_metrics(run)
+    verdicts = s2.worker_pool(trials, run["manifest"], CLAIMS, {}, "02-worker-pool-vs-unbounded", run_id)
+    assert [v.claim_id for v in verdicts] == ["S2-throughput", "S2-rss", "S2-gc-pause", "S2-goroutines", "S2-oom",
+                                              "S2-feasibility"]
+    _check_evidence(verdicts, trials)
+    oom = next(v for v in verdicts if v.claim_id == "S2-oom")
+    if not (trials["failure_reason"] == "oom-killed").any():
+        assert oom.verdict == claims.NOT_REPRODUCED  # nothing happened: not "contradicted"
+
+
+def test_s3_and_its_headline(processed):
+    run_id, run = _run("03-json-api-quick", processed)
+    verdicts = s3.json_api(run["trials"], run["manifest"], CLAIMS, {}, "03-json-api", run_id)
+    _check_evidence(verdicts, run["trials"])
+    by_id = {v.claim_id: v for v in verdicts}
+    assert set(by_id) == {"S3-throughput", "S3-cpu", "S3-memory", "S3-headline"}
+    if by_id["S3-memory"].verdict in (claims.CONTRADICTED, claims.NO_DIFFERENCE):
+        assert by_id["S3-headline"].verdict == claims.CONTRADICTED
+
+
+def test_s4_on_the_claims_level(processed):
+    run_id, run = _run("04-io-coroutines-quick", processed)
+    verdicts = s4.io_coroutines(run["trials"], run["manifest"], CLAIMS, {}, "04-io-coroutines", run_id)
+    _check_evidence(verdicts, run["trials"])
+    assert {v.claim_id for v in verdicts} >= {"S4-throughput", "S4-latency", "S4-memory", "S4-cpu", "S4-errors",
+                                              "S4-littles-law", "S4-stack"}
+
+
+def test_s5_on_the_microbenchmarks():
+    latch, latch_run = study.measure_or_load_frame("05-microbench-sqrt-latch-quick", None, "latest")
+    verdicts = s5.sqrt_latch(latch, CLAIMS, "05-virtual-threads", latch_run)
+    assert [v.claim_id for v in verdicts] == ["S5-time", "S5-memory"]
+    time = verdicts[0]
+    assert time.n_baseline == int((latch["version"].astype(str).str.startswith("21") & (latch["condition"] == "java-platform")).sum())
+    assert time.measured_ratio is not None and time.measured_ratio < 1  # virtual threads are faster here
+    parked, parked_run = study.measure_or_load_frame("05-microbench-parked-quick", None, "latest")
+    assert s5.stacks(parked, "05-virtual-threads", parked_run).verdict in (claims.HOLDS, claims.CONTRADICTED)
+
+
+def test_records_round_trip_with_every_field(tmp_path, processed):
+    run_id, run = _run("03-json-api-quick", processed)
+    verdicts = s3.json_api(run["trials"], run["manifest"], CLAIMS, {}, "03-json-api", run_id)
+    claims.save_verdicts(verdicts, "03-json-api", tmp_path)
+    loaded = claims.load_verdicts(tmp_path)
+    assert [v.claim_id for v in loaded] == [v.claim_id for v in verdicts]
+    ratio = next(v for v in loaded if v.claim_id == "S3-throughput")
+    for name in ("rule_version", "confidence", "family", "p_value", "p_family", "n_baseline", "n_candidate",
+                 "trial_ids", "excluded", "context"):
+        assert getattr(ratio, name) is not None, name
+    assert not any(isinstance(x, float) and math.isnan(x) for x in vars(ratio).values())
+
+
+def test_evidence_keeps_the_reason_of_every_exclusion():
+    trials = pd.DataFrame([
+        {"trial": 1, "label": "a", "level": 1, "status": "ok", "loadgen_saturated": False, "x": 1.0},
+        {"trial": 2, "label": "a", "level": 1, "status": "failed", "failure_reason": "stalled", "loadgen_saturated": False, "x": 0.0},
+        {"trial": 3, "label": "b", "level": 1, "status": "ok", "loadgen_saturated": True, "x": 2.0},
+        {"trial": 4, "label": "b", "level": 1, "status": "ok", "loadgen_saturated": False, "x": float("nan")},
+        {"trial": 5, "label": "b", "level": 2, "status": "ok", "loadgen_saturated": False, "x": 3.0},
+    ])
+    gathered = evidence.gather(trials, ("a", "b"), "x", level=1)
+    assert list(gathered.values["a"]) == [1.0] and list(gathered.values["b"]) == []
+    assert gathered.excluded == [
+        {"trial": 2, "label": "a", "reason": "failed: stalled"},
+        {"trial": 3, "label": "b", "reason": evidence.LOADGEN_SATURATED},
+        {"trial": 4, "label": "b", "reason": evidence.METRIC_MISSING},
+    ]
+    assert gathered.summary(("a", "b")) == "1 + 0 trials used; left out: 1 failed: stalled, 1 loadgen saturated, 1 metric missing"
