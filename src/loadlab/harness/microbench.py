@@ -98,17 +98,22 @@ def build(
     ca_bundle: Path | None = None,
     log=print,
 ) -> str:
-    """Build `loadlab/microbench:jdk<jdk>` if missing (or always, with `rebuild`); returns the tag."""
+    """Build `loadlab/microbench:jdk<jdk>` unless it is current; returns the tag.
+
+    Current means, as for the server images (`images.ensure_image`), that the
+    image's build-hash label equals the hash of today's inputs: an edit to
+    microbench/ rebuilds it on the next run.
+    """
     tag = image_tag(jdk)
     images.ensure_base_image(client, log)
-    if not rebuild and images.image_exists(client, tag):
-        return tag
     build_args = jdk_build_args()[_check_jdk(jdk)]  # Go's pin is the Dockerfile's GO_VERSION
+    ca_bundle = ca_bundle if ca_bundle is not None else images.ca_bundle_path()
+    wanted = images.build_inputs_hash(MICROBENCH_DIR, build_args, ca_bundle, {}, client.images.get(images.BASE_IMAGE).id)
+    if not rebuild and images.image_build_hash(client, tag) == wanted:
+        return tag
     log(f"building {tag}")
-    images.build_image(
-        client, MICROBENCH_DIR, tag, build_args,
-        ca_bundle=ca_bundle if ca_bundle is not None else images.ca_bundle_path(), log=log,
-    )
+    images.build_image(client, MICROBENCH_DIR, tag, build_args, ca_bundle=ca_bundle, log=log,
+                       labels={images.BUILD_HASH_LABEL: wanted})
     return tag
 
 
@@ -366,6 +371,32 @@ def _run_plan(client, plan, repetitions: int, seed: int, run_options: dict) -> p
         frame["repetition"] = repetition
         frames.append(frame)
     return tidy(pd.concat(frames, ignore_index=True))
+
+
+def spawn_benchmark(
+    client: docker.DockerClient,
+    tasks: int = 100_000,
+    count: int = 5,
+    benchtime: str = "1s",
+    repetitions: int = 3,
+    seed: int = 0,
+    **run_options,
+) -> pd.DataFrame:
+    """S1-spawn / S1-spawn-heap as the source wrote them: `go test -bench` with b.ReportAllocs().
+
+    Each b.N iteration starts `tasks` goroutines that run `defer wg.Done()` and
+    exit at once, then waits (microbench/spawnbench). `count` benchmark runs
+    per process (go test -count), `repetitions` fresh processes. One row per
+    run: n, ns_per_op, bytes_per_op (heap bytes per iteration, as -benchmem),
+    allocs_per_op; each process's last row carries its allocs profile
+    (allocs_profile_gzip_b64: gzipped pprof, as -memprofile writes it).
+    """
+    _check_int("tasks", tasks, 1, MAX_TASKS)
+    _check_int("count", count, 1, 100)
+    if not isinstance(benchtime, str) or not benchtime:
+        raise ParameterError("benchtime", benchtime, "a go test -benchtime value such as '1s' or '100x'")
+    command = ["spawn-bench-go", "--tasks", str(tasks), "--count", str(count), "--benchtime", benchtime]
+    return _run_plan(client, {("go", tasks): (command, "21")}, repetitions, seed, run_options)
 
 
 def spawn_cost(

@@ -28,6 +28,7 @@ NOISE_FLOOR_FILE = "noise-floor.json"
 # Metrics the notebooks compute from recorded columns, computed the same way here.
 DERIVED_METRICS = {
     "server_cpu_pct": lambda trials: 100 * trials["server_cpu_seconds"] / trials["duration_s"],
+    "server_cpu_user_pct": lambda trials: 100 * trials["server_cpu_user_seconds"] / trials["duration_s"],
     "cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
     "server_cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
 }
@@ -58,7 +59,11 @@ def noise_bands(aa_trials: pd.DataFrame, metrics: Iterable[str]) -> dict[str, tu
         if not isinstance(metric, str):
             continue
         if metric in DERIVED_METRICS:
-            frame, column = evidence.assign(**{metric: DERIVED_METRICS[metric](evidence)}), metric
+            try:
+                derived = DERIVED_METRICS[metric](evidence)
+            except KeyError:  # an A/A run recorded before the column existed: no margin for it
+                continue
+            frame, column = evidence.assign(**{metric: derived}), metric
         else:
             frame, column = evidence, _recorded_column(metric, evidence.columns)
         if column is None:

@@ -16,7 +16,7 @@ import pandas as pd
 SIGNIFICANT_DIGITS = 4
 # Units of unit-carrying names (column and key suffixes), as a reader writes them.
 UNIT_SUFFIXES = (
-    ("_s_per_request", "s/request"), ("_bytes", "B"), ("_mib", "MiB"), ("_mb", "MB"), ("_ms", "ms"), ("_us", "\N{MICRO SIGN}s"), ("_pct", "%"),
+    ("_s_per_request", "s/request"), ("_bytes", "B"), ("_kib", "KiB"), ("_mib", "MiB"), ("_mb", "MB"), ("_ms", "ms"), ("_us", "\N{MICRO SIGN}s"), ("_pct", "%"),
     ("_rps", "req/s"), ("_per_s", "/s"), ("_s", "s"),
 )  # fmt: skip
 _BINARY_PREFIXES = ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
