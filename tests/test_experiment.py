@@ -89,3 +89,28 @@ def test_the_committed_experiments_are_valid():
     assert files
     for path in files:
         Experiment.from_yaml(path)
+
+
+def test_capacity_fractions_offer_each_server_its_own_rate_and_name_the_fraction_as_the_level():
+    from loadlab.experiment import Experiment, Load, ServerEntry
+
+    experiment = Experiment(
+        name="fractions", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=20_000.0),
+                                   ServerEntry("go-nethttp", label="go-twin", capacity_rps=8_000.0)],
+        load=Load(mode="open", route="/json", connections=[1], capacity_fractions=[0.25, 0.5]),
+    ).validate()
+    offered = {(c["label"], c["level"]): c["config"].rate_rps for c in experiment.conditions()}
+    assert offered == {("go", 0.25): 5_000.0, ("go", 0.5): 10_000.0, ("go-twin", 0.25): 2_000.0, ("go-twin", 0.5): 4_000.0}
+    assert {c["condition"] for c in experiment.conditions()} >= {"go@f0.25", "go-twin@f0.5"}
+
+
+def test_capacity_fractions_need_every_capacity_and_no_fixed_rates():
+    from loadlab.errors import ParameterError
+    from loadlab.experiment import Experiment, Load, ServerEntry
+
+    with pytest.raises(ParameterError, match=r"servers\[0\]\.capacity_rps"):
+        Experiment(name="x", servers=[ServerEntry("go-nethttp", label="go")],
+                   load=Load(mode="open", route="/json", connections=[1], capacity_fractions=[0.5])).validate()
+    with pytest.raises(ParameterError, match=r"load\.rate_rps"):
+        Experiment(name="x", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=100.0)],
+                   load=Load(mode="open", route="/json", connections=[1], rate_rps=[5.0], capacity_fractions=[0.5])).validate()

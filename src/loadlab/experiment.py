@@ -57,6 +57,7 @@ class ServerEntry(_KnownFields):
     settings: dict[str, str] = field(default_factory=dict)
     label: str | None = None
     route: str | None = None  # overrides load.route for this server
+    capacity_rps: float | None = None  # open loop with load.capacity_fractions: this server's measured capacity
 
     def display_label(self) -> str:
         if self.label:
@@ -71,6 +72,9 @@ class Load(_KnownFields):
     route: str = "/plaintext"
     connections: list[int] = field(default_factory=lambda: [64])
     rate_rps: list[float] = field(default_factory=list)
+    # Open loop: offer each server these fractions of its own capacity_rps (the level is then the fraction),
+    # so that servers of different speeds are compared at the same share of what they can do.
+    capacity_fractions: list[float] = field(default_factory=list)
     pipeline_depth: int = 1
     loadgen_threads: int = 1
     request_timeout_s: int = 2
@@ -122,7 +126,7 @@ class Experiment(_KnownFields):
                 server=raw["server"], variant=raw.get("variant"),
                 settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v))
                           for k, v in (raw.get("settings") or {}).items()},
-                label=raw.get("label"), route=raw.get("route"),
+                label=raw.get("label"), route=raw.get("route"), capacity_rps=raw.get("capacity_rps"),
             )
             for raw in document["servers"]
         ]
@@ -200,7 +204,18 @@ class Experiment(_KnownFields):
 
     # ---- conditions and order ------------------------------------------
     def levels(self) -> list[float]:
-        return list(self.load.connections if self.load.mode == "closed" else self.load.rate_rps)
+        if self.load.mode == "closed":
+            return list(self.load.connections)
+        return list(self.load.capacity_fractions or self.load.rate_rps)
+
+    def offered_rate_rps(self, entry: ServerEntry, level) -> float:
+        """Open loop: the rate a trial at `level` offers this server (a fraction of its capacity, or the level itself)."""
+        if self.load.capacity_fractions:
+            if entry.capacity_rps is None:
+                raise ParameterError(f"servers[{self.servers.index(entry)}].capacity_rps", None,
+                                     "a positive number of requests per second when load.capacity_fractions is set")
+            return float(level) * float(entry.capacity_rps)
+        return float(level)
 
     def trial_config(self, entry: ServerEntry, level) -> TrialConfig:
         placement = self.placement
@@ -208,7 +223,7 @@ class Experiment(_KnownFields):
             server=entry.server, route=entry.route or self.load.route, variant=entry.variant,
             settings=dict(entry.settings), load_mode=self.load.mode,
             connections=int(level) if self.load.mode == "closed" else self.load.connections[0] if self.load.connections else 1,
-            rate_rps=float(level) if self.load.mode == "open" else None,
+            rate_rps=self.offered_rate_rps(entry, level) if self.load.mode == "open" else None,
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
             warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
@@ -223,7 +238,7 @@ class Experiment(_KnownFields):
         out = []
         for entry in self.servers:
             for level in self.levels():
-                unit = "c" if self.load.mode == "closed" else "r"
+                unit = "c" if self.load.mode == "closed" else ("f" if self.load.capacity_fractions else "r")
                 out.append({
                     "condition": f"{entry.display_label()}@{unit}{level:g}",
                     "label": entry.display_label(),

@@ -14,6 +14,7 @@ never change the experiment it returns.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from loadlab.errors import ParameterError
@@ -56,7 +57,8 @@ def _durations(p: Profile, jit: bool, duration_s: int | None = None) -> Duration
 
 def _experiment(name: str, p: Profile, servers, load: Load, jit: bool, seed: int, **extra) -> Experiment:
     return Experiment(
-        name=f"{name}-{p.name}", servers=servers, load=load, durations=_durations(p, jit, extra.pop("duration_s", None)),
+        name=f"{name}-{p.name}", servers=servers, load=load,
+        durations=extra.pop("durations", None) or _durations(p, jit, extra.pop("duration_s", None)),
         placement=extra.pop("placement", Placement()), trials_per_condition=extra.pop("trials", p.trials_per_condition),
         seed=seed, **extra,
     ).validate()
@@ -111,6 +113,30 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
 WORKER_POOL_LOAD_FACTORS = {"smoke": [0.5], "quick": [0.5, 5.0], "full": [0.25, 0.5, 0.9, 1.5, 5.0]}
 # Windows long enough for a backlog to build (S2 ran 60 s and crashed at second 37).
 WORKER_POOL_WINDOW_S = {"smoke": 2, "quick": 20, "full": 60}
+
+
+# S1's latency claim is judged open loop, at fixed fractions of each server's own capacity (the closed-loop
+# throughput of 01): below saturation, where a latency measures the server, not a queue in front of it.
+LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5], "quick": [0.5], "full": [0.25, 0.5, 0.8]}
+
+
+def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
+    """01 (S1-p99): go, java-platform and rust on /json, open loop at fractions of each one's capacity (req/s)."""
+    p = profile(profile_name)
+    entries = [ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust")]
+    missing = [entry.label for entry in entries if not capacities_rps.get(entry.label)]
+    if missing:
+        raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for each of " +
+                             ", ".join(entry.label for entry in entries) + f"; missing: {', '.join(missing)}")
+    servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label])) for entry in entries]
+    load = Load(mode="open", route="/json", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
+                request_timeout_s=10)
+    # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
+    # seconds run at ~70% of its steady throughput here).
+    warmup_s = p.jit_warmup_max_s
+    return _experiment("01-open-loop-latency", p, servers, load, True, 10,
+                       durations=Durations(warmup_s=warmup_s, warmup_max_s=warmup_s, duration_s=p.duration_s),
+                       placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
 def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:

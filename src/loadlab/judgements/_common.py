@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from loadlab.claims import Claim, Verdict, claimed_ratio, ratio_verdict
@@ -57,7 +55,9 @@ def setup_text(manifest: dict, level=None) -> str:
     parameters = manifest.get("parameters") or {}
     load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
     mode = load.get("mode")
-    if mode == "open":
+    if mode == "open" and load.get("capacity_fractions"):
+        what = f"open loop (vegeta) at {level:g} of each server's capacity" if level is not None else "open loop (vegeta)"
+    elif mode == "open":
         what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
     else:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
@@ -84,7 +84,3 @@ def both_at_allowance(trials: pd.DataFrame, labels, level, allowance_cores: floa
             return None
         shares[label] = float((rows["server_cpu_seconds"] / rows["duration_s"]).median() / allowance_cores)
     return shares if all(share >= CPU_SATURATION_SHARE for share in shares.values()) else None
-
-
-def finite(value) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)

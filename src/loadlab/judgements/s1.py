@@ -39,14 +39,47 @@ def per_connection(trials: pd.DataFrame, metric: str, low_level, high_level) -> 
     return per.where(trials["level"] == high_level)
 
 
+def capacities_rps(trials: pd.DataFrame) -> dict[str, float]:
+    """Each server's capacity (req/s): its median closed-loop throughput at the top level, evidence trials only.
+
+    A server with no evidence trial there (every loadgen saturated) gets the
+    median of its ok trials: a lower bound, since the loadgen held it back.
+    """
+    top = trials[trials["level"] == trials["level"].max()]
+    evidence = evidence_policy.evidence_rows(top)
+    ok = top[top["status"] == "ok"]
+    capacities = {}
+    for label in sorted(set(top["label"])):
+        values = evidence.loc[evidence["label"] == label, "throughput_rps"]
+        if values.empty:
+            values = ok.loc[ok["label"] == label, "throughput_rps"]
+        if not values.empty:
+            capacities[label] = float(values.median())
+    return capacities
+
+
+def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
+                notebook: str, run_id: str, manifest: dict) -> Verdict:
+    """S1-p99 on an open-loop run at fractions of each server's capacity: the trials' p99 at LATENCY_FRACTION."""
+    fractions = sorted(set(open_loop["level"]))
+    fraction = LATENCY_FRACTION if LATENCY_FRACTION in fractions else max([f for f in fractions if f < 1] or fractions)
+    context = (f"open loop (vegeta, constant rate) at {fraction:g} of each server's closed-loop capacity on /json, "
+               f"{(manifest.get('parameters') or {}).get('durations', {}).get('duration_s', '?')} s windows, half a core "
+               "each; each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop "
+               "wrk at 100,000 connections")
+    return judge_claimed_ratio(claim, open_loop, "latency_p99_s", labels, labels, FAMILY, margins, notebook, run_id,
+                               fraction, context)
+
+
 def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
-                     notebook: str, run_id: str) -> list[Verdict]:
+                     notebook: str, run_id: str, open_loop: tuple[pd.DataFrame, dict, str] | None = None) -> list[Verdict]:
     """S1-rss, S1-cpu-user, S1-p99 and S1-threads for java-platform/go and rust/go at the run's top level.
 
     With two or more connection levels, S1-rss is judged on memory per extra
     connection between the lowest and the highest level: the claim's 2,100 MB
     at 100,000 connections is a per-connection cost, which one level far
-    below it cannot show.
+    below it cannot show. S1-p99 is judged only on an open-loop run
+    (`open_loop`: its trials, manifest and run id; see `latency_p99`).
     """
     level = trials["level"].max()
     context = f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests, wrk -t4 -c100000, 4 cores"
@@ -59,7 +92,6 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     has_user_cpu = "server_cpu_user_seconds" in data.columns and data["server_cpu_user_seconds"].notna().any()
     if has_user_cpu:
         data = data.assign(server_cpu_user_pct=cpu_pct(data, "server_cpu_user_seconds"))
-    open_loop = (manifest.get("parameters") or {}).get("load", {}).get("mode") == "open"
     verdicts = []
     for baseline, candidate in PAIRS:
         labels, keys = (baseline, candidate), (baseline, candidate)
@@ -77,16 +109,17 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
                 "busy in the kernel's network stack spends much of its time in system mode, so total CPU cannot "
                 "stand in for it", notebook, run_id, baseline=baseline, candidate=candidate, family=FAMILY.name,
                 family_size=FAMILY.size, context=context))
-        if open_loop:
-            verdicts.append(judge_claimed_ratio(claims["S1-p99"], data, "latency_p99_s", labels, keys, FAMILY,
-                                                margins, notebook, run_id, level, context))
+        if open_loop is not None and {baseline, candidate} <= set(open_loop[0]["label"]):
+            open_trials, open_manifest, open_run_id = open_loop
+            verdicts.append(latency_p99(open_trials, claims["S1-p99"], labels, margins, notebook, open_run_id,
+                                        open_manifest))
         else:
             verdicts.append(Verdict(
                 "S1-p99", INCONCLUSIVE,
-                "this run is closed loop (wrk): its p99 hides stalls (coordinated omission) and, near saturation, "
-                "measures the loadgen's own queue; a latency claim is judged only from an open-loop run below each "
-                "server's capacity", notebook, run_id, baseline=baseline, candidate=candidate, family=FAMILY.name,
-                family_size=FAMILY.size, context=context))
+                "no open-loop run of this pair: a closed loop's p99 hides stalls (coordinated omission) and, near "
+                "saturation, measures the loadgen's own queue, so a latency claim is judged only from an open-loop "
+                "run below each server's capacity", notebook, run_id, baseline=baseline, candidate=candidate,
+                family=FAMILY.name, family_size=FAMILY.size, context=context))
         verdicts.append(judge_claimed_ratio(claims["S1-threads"], data, "tasks_peak", labels, keys, FAMILY, margins,
                                             notebook, run_id, level, context))
     return verdicts
@@ -100,6 +133,8 @@ def context_switches(switches: pd.DataFrame, claim: Claim, notebook: str, run_id
         label_column="condition")
 
 
+# S1-p99 is judged at this fraction of each server's capacity (open loop).
+LATENCY_FRACTION = 0.5
 # The claim's figures are per b.N iteration of 100,000 goroutines.
 SPAWN_TASKS = 100_000
 # Allocation per iteration depends on the Go version and the program, not on the CPU: a measured figure

@@ -29,8 +29,8 @@ def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim]
     if "swoole" not in set(trials["label"]):
         reason = (missing or {}).get("swoole", "no Swoole trials in this run")
         return [Verdict(claim_id, NOT_TESTABLE, f"Swoole could not be measured here: {reason}", notebook, run_id,
-                        context=context) for claim_id in (*RATIO_CLAIMS, "S4-errors", "S4-stack")] + \
-               [littles_law(trials, claims, level, notebook, run_id, context)]
+                        context=context) for claim_id in (*RATIO_CLAIMS, "S4-errors")] + \
+               [littles_law(trials, claims, level, notebook, run_id, context), stack(notebook, run_id)]
     data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
                          latency_mean_ms=1000 * trials["latency_mean_s"])
     allowance = cpu_allowance_cores(manifest)
