@@ -114,3 +114,13 @@ def test_capacity_fractions_need_every_capacity_and_no_fixed_rates():
     with pytest.raises(ParameterError, match=r"load\.rate_rps"):
         Experiment(name="x", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=100.0)],
                    load=Load(mode="open", route="/json", connections=[1], rate_rps=[5.0], capacity_fractions=[0.5])).validate()
+
+
+def test_a_server_of_its_own_quota_overrides_the_runs_and_the_others_keep_theirs():
+    from loadlab.experiment import Experiment, Load, Placement, ServerEntry
+
+    experiment = Experiment(
+        name="quotas", servers=[ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust", cpu_quota=0.5)],
+        load=Load(mode="closed", route="/json", connections=[8]), placement=Placement(cpu_quota=None),
+    ).validate()
+    assert {c["label"]: c["config"].cpu_quota for c in experiment.conditions()} == {"go": None, "rust": 0.5}

@@ -137,7 +137,7 @@ BASE = {
 
 @pytest.mark.parametrize("document, parameter, allowed", [
     ({**BASE, "load": {"conections": [3]}}, "load.conections", "one of the known fields: capacity_fractions, connections, loadgen_threads"),
-    ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: capacity_rps, label, route"),
+    ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: capacity_rps, cpu_quota, label, route"),
     ({**BASE, "placement": {"server_cpus": 1}}, "placement.server_cpus", "a cpuset string"),
     ({**BASE, "load": {"connections": ["many"]}}, "load.connections", "a non-empty list of integers >= 1"),
     ({**BASE, "load": {"mode": "open", "rate_rps": []}}, "load.rate_rps", "a non-empty list of positive request rates"),

@@ -58,6 +58,8 @@ class ServerEntry(_KnownFields):
     label: str | None = None
     route: str | None = None  # overrides load.route for this server
     capacity_rps: float | None = None  # open loop with load.capacity_fractions: this server's measured capacity
+    # A CPU quota (cores) for this server alone, e.g. for one that outruns the single loadgen core on a whole core.
+    cpu_quota: float | None = None
 
     def display_label(self) -> str:
         if self.label:
@@ -127,6 +129,7 @@ class Experiment(_KnownFields):
                 settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v))
                           for k, v in (raw.get("settings") or {}).items()},
                 label=raw.get("label"), route=raw.get("route"), capacity_rps=raw.get("capacity_rps"),
+                cpu_quota=raw.get("cpu_quota"),
             )
             for raw in document["servers"]
         ]
@@ -228,7 +231,8 @@ class Experiment(_KnownFields):
             warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
             server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
-            memory_limit_bytes=placement.memory_limit_mib * 1024**2, cpu_quota=placement.cpu_quota,
+            memory_limit_bytes=placement.memory_limit_mib * 1024**2,
+            cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
             verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers), target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
         )
@@ -264,7 +268,7 @@ _TRIAL_FIELD_TO_PATH = {
     "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
     "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
     "request_timeout_s": "load.request_timeout_s", "server_cpus": "placement.server_cpus",
-    "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota",
+    "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota (or servers[{i}].cpu_quota)",
     "memory_limit_bytes": "placement.memory_limit_mib",
 }
 

@@ -36,9 +36,13 @@ def judge_claimed_ratio(claim: Claim, trials: pd.DataFrame, metric: str, labels:
     )
 
 
-def cpu_allowance_cores(manifest: dict) -> float:
-    """The CPU a server could use in this run: its quota, or the number of its pinned CPUs."""
-    placement = (manifest.get("parameters") or {}).get("placement") or {}
+def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
+    """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
+    parameters = manifest.get("parameters") or {}
+    placement = parameters.get("placement") or {}
+    for entry in parameters.get("servers") or []:
+        if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
+            return float(entry["cpu_quota"])
     quota = placement.get("cpu_quota")
     if quota:
         return float(quota)
@@ -48,6 +52,17 @@ def cpu_allowance_cores(manifest: dict) -> float:
         low, _, high = part.partition("-")
         count += int(high) - int(low) + 1 if high else 1
     return float(count)
+
+
+def quota_text(manifest: dict) -> str:
+    """", rust and swoole capped at 0.5 core by a quota" (servers with their own quota), or the run's quota."""
+    parameters = manifest.get("parameters") or {}
+    capped = [(entry.get("label") or entry.get("server"), entry["cpu_quota"])
+              for entry in parameters.get("servers") or [] if entry.get("cpu_quota")]
+    if capped:
+        return ", " + ", ".join(f"{label} capped at {quota:g} core" for label, quota in capped) + " by a quota"
+    quota = (parameters.get("placement") or {}).get("cpu_quota")
+    return f", a CPU quota of {quota:g} core" if quota else ""
 
 
 def setup_text(manifest: dict, level=None) -> str:
@@ -61,11 +76,9 @@ def setup_text(manifest: dict, level=None) -> str:
         what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
     else:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
-    allowance = cpu_allowance_cores(manifest)
-    quota = f", a CPU quota of {allowance:g}" if placement.get("cpu_quota") else ""
     return (f"{what} on {load.get('route', '?')}, {durations.get('duration_s', '?')} s windows, "
             f"{parameters.get('trials_per_condition', '?')} trials per condition; server on CPU "
-            f"{placement.get('server_cpus', '?')}{quota}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
+            f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 
 
 def cpu_pct(trials: pd.DataFrame, column: str = "server_cpu_seconds") -> pd.Series:
@@ -73,8 +86,14 @@ def cpu_pct(trials: pd.DataFrame, column: str = "server_cpu_seconds") -> pd.Seri
     return 100 * trials[column] / trials["duration_s"]
 
 
-def both_at_allowance(trials: pd.DataFrame, labels, level, allowance_cores: float) -> dict[str, float] | None:
-    """{label: median CPU share of the allowance} when every side ran at its whole allowance, else None."""
+def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str) -> pd.Series:
+    """CPU share of what each trial's server was given (its quota or its cores), in per cent."""
+    allowance = trials["label"].map(lambda label: cpu_allowance_cores(manifest, label))
+    return 100 * trials[column] / (trials["duration_s"] * allowance)
+
+
+def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: dict) -> dict[str, float] | None:
+    """{label: median CPU share of its allowance} when every side ran at its whole allowance, else None."""
     shares = {}
     for label in labels:
         rows = trials[(trials["label"] == label) & (trials["status"] == "ok")]
@@ -82,5 +101,5 @@ def both_at_allowance(trials: pd.DataFrame, labels, level, allowance_cores: floa
             rows = rows[rows["level"] == level]
         if rows.empty:
             return None
-        shares[label] = float((rows["server_cpu_seconds"] / rows["duration_s"]).median() / allowance_cores)
+        shares[label] = float((rows["server_cpu_seconds"] / rows["duration_s"]).median() / cpu_allowance_cores(manifest, label))
     return shares if all(share >= CPU_SATURATION_SHARE for share in shares.values()) else None

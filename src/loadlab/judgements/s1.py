@@ -17,7 +17,7 @@ import pandas as pd
 from loadlab import profiles, stats
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, cpu_pct, judge_claimed_ratio, setup_text
+from loadlab.judgements._common import MIB, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Family
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
@@ -91,7 +91,8 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
         memory_metric = "memory_per_connection_kib"
     has_user_cpu = "server_cpu_user_seconds" in data.columns and data["server_cpu_user_seconds"].notna().any()
     if has_user_cpu:
-        data = data.assign(server_cpu_user_pct=cpu_pct(data, "server_cpu_user_seconds"))
+        # Of what each server was given: a server capped by a quota is judged on its share of the quota.
+        data = data.assign(server_cpu_user_pct_of_allowance=cpu_pct_of_allowance(data, manifest, "server_cpu_user_seconds"))
     verdicts = []
     for baseline, candidate in PAIRS:
         labels, keys = (baseline, candidate), (baseline, candidate)
@@ -100,8 +101,9 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
             extra=(f"memory per extra connection between {low_level} and {level} connections" if memory_metric != "memory_peak_mib"
                    else "peak memory at one level")))
         if has_user_cpu:
-            verdicts.append(judge_claimed_ratio(claims["S1-cpu-user"], data, "server_cpu_user_pct", labels, keys,
-                                                FAMILY, margins, notebook, run_id, level, context))
+            verdicts.append(judge_claimed_ratio(claims["S1-cpu-user"], data, "server_cpu_user_pct_of_allowance", labels,
+                                                keys, FAMILY, margins, notebook, run_id, level, context,
+                                                extra="user-mode CPU as a share of the CPU each server was given"))
         else:
             verdicts.append(Verdict(
                 "S1-cpu-user", INCONCLUSIVE,

@@ -25,8 +25,8 @@ def json_api(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], mar
                          cpu_us_per_request=1e6 * trials["server_cpu_seconds"] / trials["requests"])
     verdicts = [judge_claimed_ratio(claims["S3-throughput"], data, "throughput_rps", LABELS, LABELS, FAMILY, margins,
                                     notebook, run_id, level, context)]
-    allowance = cpu_allowance_cores(manifest)
-    saturated = both_at_allowance(data, LABELS, level, allowance)
+    allowance = cpu_allowance_cores(manifest, LABELS[0])
+    saturated = both_at_allowance(data, LABELS, level, manifest)
     if saturated:
         per_request = data[(data["status"] == "ok") & (data["level"] == level)].groupby("label")["cpu_us_per_request"].median()
         verdicts.append(Verdict(

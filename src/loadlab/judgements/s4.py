@@ -6,7 +6,7 @@ import pandas as pd
 
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements._common import (
-    MIB, both_at_allowance, cpu_allowance_cores, cpu_pct, judge_claimed_ratio, setup_text,
+    MIB, both_at_allowance, cpu_pct, judge_claimed_ratio, setup_text,
 )
 from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
 
@@ -33,10 +33,9 @@ def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim]
                [littles_law(trials, claims, level, notebook, run_id, context), stack(notebook, run_id)]
     data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
                          latency_mean_ms=1000 * trials["latency_mean_s"])
-    allowance = cpu_allowance_cores(manifest)
     verdicts = []
     for claim_id, metric in RATIO_CLAIMS.items():
-        saturated = both_at_allowance(data, LABELS, level, allowance) if metric == "server_cpu_pct" else None
+        saturated = both_at_allowance(data, LABELS, level, manifest) if metric == "server_cpu_pct" else None
         if saturated:
             verdicts.append(Verdict(
                 claim_id, NOT_TESTABLE, "both servers used their whole CPU allowance (" +

@@ -155,8 +155,9 @@ def connection_mode(load: Mapping) -> str:
 def _load_text(parameters: Mapping) -> str:
     load = parameters.get("load") or {}
     closed = load.get("mode", "closed") == "closed"
-    levels = load.get("connections") if closed else load.get("rate_rps")
-    unit = "connections" if closed else "req/s offered"
+    fractions = load.get("capacity_fractions") or []
+    levels = load.get("connections") if closed else (fractions or load.get("rate_rps"))
+    unit = "connections" if closed else ("of each server's capacity offered" if fractions else "req/s offered")
     tool = "closed loop (wrk)" if closed else "open loop (vegeta)"
     pipeline = f", pipelined {load['pipeline_depth']} deep" if load.get("pipeline_depth", 1) > 1 else ""
     level_text = " and ".join(format_number(level) for level in levels or [])
@@ -166,8 +167,11 @@ def _load_text(parameters: Mapping) -> str:
 def _placement_text(parameters: Mapping) -> str:
     placement = parameters.get("placement") or {}
     quota = placement.get("cpu_quota")
+    own = [f"{entry.get('label') or entry.get('server')} {format_number(entry['cpu_quota'])} CPU"
+           for entry in parameters.get("servers") or [] if entry.get("cpu_quota")]
     return (f"server on CPU {placement.get('server_cpus', '?')}"
             + (f" with a quota of {format_number(quota)} CPU" if quota else "")
+            + (f" (quotas: {', '.join(own)})" if own else "")
             + f", loadgen on CPU {placement.get('loadgen_cpus', '?')}, "
             f"memory limit {format_number(placement.get('memory_limit_mib', float('nan')))} MiB")  # fmt: skip
 
