@@ -116,11 +116,14 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
             verdicts.append(latency_p99(open_trials, claims["S1-p99"], labels, margins, notebook, open_run_id,
                                         open_manifest))
         else:
+            absent = sorted({baseline, candidate} - set(open_loop[0]["label"])) if open_loop is not None else []
+            why = (f"no open-loop trials of {', '.join(absent)}: it had no measured capacity (no evidence trial at the "
+                   "top level of the closed loop), so no rate could be offered" if absent else "no open-loop run")
             verdicts.append(Verdict(
                 "S1-p99", INCONCLUSIVE,
-                "no open-loop run of this pair: a closed loop's p99 hides stalls (coordinated omission) and, near "
-                "saturation, measures the loadgen's own queue, so a latency claim is judged only from an open-loop "
-                "run below each server's capacity", notebook, run_id, baseline=baseline, candidate=candidate,
+                why + "; a closed loop's p99 hides stalls (coordinated omission) and, near saturation, measures the "
+                "loadgen's own queue, so a latency claim is judged only from an open-loop run below each server's "
+                "capacity", notebook, run_id, baseline=baseline, candidate=candidate,
                 family=FAMILY.name, family_size=FAMILY.size, context=context))
         verdicts.append(judge_claimed_ratio(claims["S1-threads"], data, "tasks_peak", labels, keys, FAMILY, margins,
                                             notebook, run_id, level, context))
