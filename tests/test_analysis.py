@@ -50,3 +50,16 @@ def test_the_stall_shows_in_the_merged_tail_where_a_median_of_trials_hides_it():
 def test_no_histograms_no_rows():
     assert analysis.merged_latency(pd.DataFrame()).empty
     assert analysis.merged_latency(pd.DataFrame([{"label": "a", "level": 1, "status": "ok"}])).empty
+
+
+def test_milliseconds_are_added_next_to_seconds_and_missing_columns_become_nan():
+    import math
+
+    import pandas as pd
+
+    from loadlab import analysis
+
+    trials = pd.DataFrame({"status": ["ok", "failed"], "latency_p99_s": [0.012, None]})
+    out = analysis.with_milliseconds(trials, ["latency_p99_s", "latency_p50_s"])
+    assert out["latency_p99_ms"].iloc[0] == 12.0 and math.isnan(out["latency_p99_ms"].iloc[1])
+    assert out["latency_p50_ms"].isna().all()  # every trial failed before any report: no column at all

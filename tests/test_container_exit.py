@@ -48,3 +48,32 @@ def test_a_closed_port_refuses_and_a_listening_one_does_not():
         port = listener.getsockname()[1]
         assert container.refuses_connections("127.0.0.1", port) is False
     assert container.refuses_connections("127.0.0.1", port) is True
+
+
+class _Session:
+    """What `trial._root_cause` reads of a server session: its container and its address."""
+
+    def __init__(self, container_, port):
+        self.container, self.host, self.port = container_, "127.0.0.1", port
+
+
+def test_a_loadgen_that_fails_on_its_own_keeps_its_failure_while_the_server_answers(monkeypatch):
+    # The 01 open loop of 2026-11-25: vegeta refused a fractional -rate, and because the server's port was probed
+    # after its container had been removed, all 18 trials were recorded as stalled servers.
+    from loadlab.errors import TrialFailure
+    from loadlab.harness import trial
+
+    monkeypatch.setattr(container, "EXIT_GRACE_S", 0.1)
+    loadgen_failure = TrialFailure("loadgen-error", "vegeta: invalid value for flag -rate")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        kept = trial._root_cause(loadgen_failure, _Session(_Container(running_reads=10**9), port))
+        assert kept is loadgen_failure
+    refused = trial._root_cause(loadgen_failure, _Session(_Container(running_reads=10**9), port))
+    assert refused.reason == "stalled"
+    died = trial._root_cause(loadgen_failure, _Session(_Container(running_reads=0, oom=True), port))
+    assert died.reason == "oom-killed"
+    other = TrialFailure("verify-failed", "GET /json: 500")
+    assert trial._root_cause(other, _Session(_Container(running_reads=0), port)) is other

@@ -104,6 +104,16 @@ def test_capacity_fractions_offer_each_server_its_own_rate_and_name_the_fraction
     assert {c["condition"] for c in experiment.conditions()} >= {"go@f0.25", "go-twin@f0.5"}
 
 
+def test_a_fraction_of_a_measured_capacity_is_offered_and_recorded_as_a_whole_rate():
+    from loadlab.experiment import Experiment, Load, ServerEntry
+
+    experiment = Experiment(
+        name="fractions", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=16_333.74)],
+        load=Load(mode="open", route="/json", connections=[1], capacity_fractions=[0.5]),
+    ).validate()
+    assert [c["config"].rate_rps for c in experiment.conditions()] == [8_167.0]
+
+
 def test_capacity_fractions_need_every_capacity_and_no_fixed_rates():
     from loadlab.errors import ParameterError
     from loadlab.experiment import Experiment, Load, ServerEntry

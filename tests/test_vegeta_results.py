@@ -42,3 +42,10 @@ def test_attack_command_keeps_every_result():
     script = argv[-1]
     assert "-rate=2000/s" in script and "-duration=60s" in script
     assert vegeta.RESULTS_CSV_GZ in script and vegeta.REPORT_JSON in script
+
+
+def test_a_fractional_rate_is_sent_as_the_whole_count_vegeta_parses():
+    # vegeta 12 answers '-rate=8166.87/s' with 'strconv.Atoi: parsing "8166.87": invalid syntax' (captured in
+    # the 01 open loop of 2026-11-25, where half of a measured capacity was 8166.87 req/s).
+    script = vegeta.attack_command("http://127.0.0.1:1/json", 8166.87, 5, 10, 10000)[-1]
+    assert "-rate=8167/s" in script

@@ -43,6 +43,21 @@ def condition_summary(trials: pd.DataFrame, metrics: Sequence[str], by: Sequence
     return pd.DataFrame(rows)
 
 
+def with_milliseconds(trials: pd.DataFrame, columns_s: Sequence[str]) -> pd.DataFrame:
+    """`trials` with a `<name>_ms` column (milliseconds) next to each `<name>_s` column (seconds).
+
+    A column the trials lack (no trial answered, so no loadgen report) becomes
+    NaN: a run whose every trial failed still gets its tables drawn.
+    """
+    added = {}
+    for column in columns_s:
+        if not column.endswith("_s"):
+            raise ValueError(f"{column}: expected a column in seconds, named *_s")
+        seconds = pd.to_numeric(trials[column], errors="coerce") if column in trials else pd.Series(math.nan, index=trials.index)
+        added[column[:-2] + "_ms"] = 1000 * seconds
+    return trials.assign(**added)
+
+
 def merged_latency(trials: pd.DataFrame, by: Sequence[str] = ("label", "level")) -> pd.DataFrame:
     """Open loop: per condition, the latency of every request of its ok trials together.
 

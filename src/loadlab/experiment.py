@@ -212,13 +212,14 @@ class Experiment(_KnownFields):
         return list(self.load.capacity_fractions or self.load.rate_rps)
 
     def offered_rate_rps(self, entry: ServerEntry, level) -> float:
-        """Open loop: the rate a trial at `level` offers this server (a fraction of its capacity, or the level itself)."""
+        """Open loop: the rate (req/s) a trial at `level` offers this server (a fraction of its capacity, or the
+        level itself), in whole requests per second: vegeta's -rate takes an integer count per period."""
         if self.load.capacity_fractions:
             if entry.capacity_rps is None:
                 raise ParameterError(f"servers[{self.servers.index(entry)}].capacity_rps", None,
                                      "a positive number of requests per second when load.capacity_fractions is set")
-            return float(level) * float(entry.capacity_rps)
-        return float(level)
+            return float(max(1, round(float(level) * float(entry.capacity_rps))))
+        return float(max(1, round(float(level))))
 
     def trial_config(self, entry: ServerEntry, level) -> TrialConfig:
         placement = self.placement

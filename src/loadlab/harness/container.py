@@ -176,9 +176,9 @@ def describe_exit(container) -> TrialFailure | None:
 EXIT_GRACE_S = 5.0
 
 
-def describe_exit_within(container, grace_s: float = EXIT_GRACE_S, poll_s: float = 0.2) -> TrialFailure | None:
-    """`describe_exit`, asked again until the container has exited or `grace_s` has passed."""
-    deadline = time.monotonic() + grace_s
+def describe_exit_within(container, grace_s: float | None = None, poll_s: float = 0.2) -> TrialFailure | None:
+    """`describe_exit`, asked again until the container has exited or `grace_s` (default EXIT_GRACE_S) has passed."""
+    deadline = time.monotonic() + (EXIT_GRACE_S if grace_s is None else grace_s)
     while True:
         exited = describe_exit(container)
         if exited is not None or time.monotonic() >= deadline:

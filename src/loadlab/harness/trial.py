@@ -145,6 +145,13 @@ def _refusing_server(session: ServerSession) -> TrialFailure | None:
                         container.log_tail(session.container))
 
 
+def _root_cause(failure: TrialFailure, session: ServerSession) -> TrialFailure:
+    """The failure to record for a loadgen failure, asked while the server's container still exists."""
+    if not failure.reason.startswith("loadgen") or session.container is None:
+        return failure
+    return container.describe_exit_within(session.container) or _refusing_server(session) or failure
+
+
 def _server_log(session: ServerSession | None) -> str:
     """The server's log tail, from its container while it exists, else what it printed before removal."""
     if session is None:
@@ -207,17 +214,25 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                     failed = [c.name + ": " + c.detail for c in checks if not c.passed]
                     raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))
             url = session.url(config.route)
-            with loadgen_run.loadgen_for_trial(
-                loadgen_client, loadgen_image(), run_id, f"loadlab-{run_id}-t{trial_number}-loadgen", trial_dir, config.loadgen_cpus
-            ) as loadgen:
-                warmup_timeline = _warm_up(config, loadgen, url)
-                _raise_if_exited(session)
-                measured_at = time.time()
-                profiling = capture.capture_for(config, session, trial_dir / "profiles")
-                result, samples = _measure(config, session, loadgen, url, profiling)
-                _raise_if_exited(session)
-                if profiling is not None:
-                    record["captures"] = profiling.finish()
+            try:
+                with loadgen_run.loadgen_for_trial(
+                    loadgen_client, loadgen_image(), run_id, f"loadlab-{run_id}-t{trial_number}-loadgen", trial_dir,
+                    config.loadgen_cpus,
+                ) as loadgen:
+                    warmup_timeline = _warm_up(config, loadgen, url)
+                    _raise_if_exited(session)
+                    measured_at = time.time()
+                    profiling = capture.capture_for(config, session, trial_dir / "profiles")
+                    result, samples = _measure(config, session, loadgen, url, profiling)
+                    _raise_if_exited(session)
+                    if profiling is not None:
+                        record["captures"] = profiling.finish()
+            except TrialFailure as failure:
+                # Asked while the server's container still exists (leaving `with session` removes it, and a
+                # removed server refuses every connection): a loadgen that failed because the server died
+                # reports the death, its root cause; one whose server runs but refuses every connection
+                # measured a server that did no work; otherwise the loadgen's own failure stands.
+                raise _root_cause(failure, session) from None
             timeseries = _timeseries(samples)
             timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
@@ -236,10 +251,6 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             write_text_atomic(trial_dir / "failure.log", _failure_log(failure, (trial_dir / "server.log").read_text()))
             log(f"trial {trial_number} failed: {failure}")
     except TrialFailure as failure:
-        # A loadgen that failed because the server died reports the death, its root cause; one whose server
-        # still runs but refuses every connection measured a server that did no work.
-        if session is not None and session.container is not None and failure.reason.startswith("loadgen"):
-            failure = container.describe_exit_within(session.container) or _refusing_server(session) or failure
         row.update({"status": "failed", "failure_reason": failure.reason})
         record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
         server_log = _server_log(session)

@@ -125,9 +125,11 @@ def attack_command(
     and the JSON report, all in `directory` (inside the loadgen container).
     """
     target = f"GET {url}"
+    # vegeta parses -rate's count with strconv.Atoi: "8166.87/s" is refused, so the count is whole.
+    rate_whole = max(1, round(rate_rps))
     return [
         "sh", "-c",
-        f"mkdir -p {directory} && echo '{target}' | vegeta attack -rate={rate_rps:g}/s -duration={duration_s:g}s "
+        f"mkdir -p {directory} && echo '{target}' | vegeta attack -rate={rate_whole}/s -duration={duration_s:g}s "
         f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive=true -output={directory}/{RESULTS_BIN} "
         f"&& vegeta encode --to csv {directory}/{RESULTS_BIN} | gzip -1 > {directory}/{RESULTS_CSV_GZ} "
         f"&& vegeta report -type=json -output={directory}/{REPORT_JSON} {directory}/{RESULTS_BIN} "
