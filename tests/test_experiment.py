@@ -114,6 +114,23 @@ def test_a_fraction_of_a_measured_capacity_is_offered_and_recorded_as_a_whole_ra
     assert [c["config"].rate_rps for c in experiment.conditions()] == [8_167.0]
 
 
+def test_a_slowest_basis_offers_every_server_the_same_rate_a_fraction_of_the_slowest_capacity():
+    from loadlab.errors import ParameterError
+    from loadlab.experiment import Experiment, Load, ServerEntry
+
+    experiment = Experiment(
+        name="fractions", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=16_333.74),
+                                   ServerEntry("go-nethttp", label="go-twin", capacity_rps=387.8)],
+        load=Load(mode="open", route="/json", connections=[1], capacity_fractions=[0.25, 0.5], capacity_basis="slowest"),
+    ).validate()
+    offered = {(c["label"], c["level"]): c["config"].rate_rps for c in experiment.conditions()}
+    assert offered == {("go", 0.25): 97.0, ("go", 0.5): 194.0, ("go-twin", 0.25): 97.0, ("go-twin", 0.5): 194.0}
+    with pytest.raises(ParameterError, match=r"load\.capacity_basis.*\"own\".*\"slowest\""):
+        Experiment(name="x", servers=[ServerEntry("go-nethttp", label="go", capacity_rps=100.0)],
+                   load=Load(mode="open", route="/json", connections=[1], capacity_fractions=[0.5],
+                             capacity_basis="fastest")).validate()
+
+
 def test_capacity_fractions_need_every_capacity_and_no_fixed_rates():
     from loadlab.errors import ParameterError
     from loadlab.experiment import Experiment, Load, ServerEntry

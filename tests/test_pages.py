@@ -169,3 +169,13 @@ def test_relative_links_point_from_the_reports_folder():
     links = dict(claim_table.data_links(run.name, paths.REPORTS_DIR))
     assert links["raw"] == os.path.relpath(run, paths.REPORTS_DIR)
     assert links["processed"].startswith(os.path.relpath(paths.PROCESSED_DIR, paths.REPORTS_DIR))
+
+
+def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rate():
+    from loadlab.judgements._common import setup_text
+
+    load = {"mode": "open", "route": "/json", "capacity_fractions": [0.5], "capacity_basis": "slowest"}
+    assert "0.5 of the slowest server's capacity, offered to every server" in provenance._load_text({"load": load})
+    own = provenance._load_text({"load": {**load, "capacity_basis": "own"}})
+    assert "0.5 of each server's capacity offered" in own
+    assert "0.5 of the slowest server's capacity, the same rate for every server" in setup_text({"parameters": {"load": load}}, 0.5)

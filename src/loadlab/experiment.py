@@ -74,9 +74,12 @@ class Load(_KnownFields):
     route: str = "/plaintext"
     connections: list[int] = field(default_factory=lambda: [64])
     rate_rps: list[float] = field(default_factory=list)
-    # Open loop: offer each server these fractions of its own capacity_rps (the level is then the fraction),
-    # so that servers of different speeds are compared at the same share of what they can do.
+    # Open loop: offer these fractions of a measured capacity_rps (the level is then the fraction).
     capacity_fractions: list[float] = field(default_factory=list)
+    # Whose capacity a fraction is of: "own" (each server at the same share of what it can do) or "slowest"
+    # (every server offered the same rate: the fraction of the slowest one's capacity, as a source that drove
+    # every server with one command did; it also keeps a fast server's rate within one loadgen core's reach).
+    capacity_basis: str = "own"
     pipeline_depth: int = 1
     loadgen_threads: int = 1
     request_timeout_s: int = 2
@@ -212,13 +215,17 @@ class Experiment(_KnownFields):
         return list(self.load.capacity_fractions or self.load.rate_rps)
 
     def offered_rate_rps(self, entry: ServerEntry, level) -> float:
-        """Open loop: the rate (req/s) a trial at `level` offers this server (a fraction of its capacity, or the
-        level itself), in whole requests per second: vegeta's -rate takes an integer count per period."""
+        """Open loop: the rate (req/s) a trial at `level` offers this server (a fraction of its own capacity or of
+        the slowest server's, see Load.capacity_basis, or the level itself), in whole requests per second: vegeta's
+        -rate takes an integer count per period."""
         if self.load.capacity_fractions:
             if entry.capacity_rps is None:
                 raise ParameterError(f"servers[{self.servers.index(entry)}].capacity_rps", None,
                                      "a positive number of requests per second when load.capacity_fractions is set")
-            return float(max(1, round(float(level) * float(entry.capacity_rps))))
+            basis = entry.capacity_rps
+            if self.load.capacity_basis == "slowest":
+                basis = min(float(other.capacity_rps) for other in self.servers if other.capacity_rps is not None)
+            return float(max(1, round(float(level) * float(basis))))
         return float(max(1, round(float(level))))
 
     def trial_config(self, entry: ServerEntry, level) -> TrialConfig:

@@ -115,13 +115,18 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
                        placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
-# S1's latency claim is judged open loop, at fixed fractions of each server's own capacity (the closed-loop
-# throughput of 01): below saturation, where a latency measures the server, not a queue in front of it.
+# S1's latency claim is judged open loop, below saturation, where a latency measures the server, not a queue in
+# front of it: every server is offered the same rate, these fractions of the slowest one's capacity (its
+# closed-loop throughput in 01). S1 drove all three servers with one wrk command; and half of the fast
+# servers' own capacities (8k-18k req/s) was more than vegeta can send from one core here: in the run that
+# tried it (01-open-loop-latency-quick-20261125T074033Z), vegeta sent go and rust 0.7-33% of the rate asked,
+# with the loadgen saturated in all 11 of their trials that finished (a 12th timed out).
 LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5], "quick": [0.5], "full": [0.25, 0.5, 0.8]}
 
 
 def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
-    """01 (S1-p99): go, java-platform and rust on /json, open loop at fractions of each one's capacity (req/s).
+    """01 (S1-p99): go, java-platform and rust on /json, open loop, all at one rate: fractions of the slowest one's
+    capacity (req/s, from `capacities_rps`).
 
     A server without a measured capacity (no evidence trial in the closed
     loop: it stalled, say) is left out; the notebook names it.
@@ -134,7 +139,7 @@ def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
                              ", ".join(entry.label for entry in entries))
     load = Load(mode="open", route="/json", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
-                request_timeout_s=10)
+                capacity_basis="slowest", request_timeout_s=10)
     # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
     # seconds run at ~70% of its steady throughput here).
     warmup_s = p.jit_warmup_max_s

@@ -65,13 +65,20 @@ def quota_text(manifest: dict) -> str:
     return f", a CPU quota of {quota:g} core" if quota else ""
 
 
+def basis_text(load: dict) -> str:
+    """Whose capacity an open loop's fraction is of (`load.capacity_basis`)."""
+    if load.get("capacity_basis") == "slowest":
+        return "the slowest server's capacity, the same rate for every server"
+    return "each server's own capacity"
+
+
 def setup_text(manifest: dict, level=None) -> str:
     """One line on how the run measured: load, level, window, placement (for a verdict's context)."""
     parameters = manifest.get("parameters") or {}
     load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
     mode = load.get("mode")
     if mode == "open" and load.get("capacity_fractions"):
-        what = f"open loop (vegeta) at {level:g} of each server's capacity" if level is not None else "open loop (vegeta)"
+        what = (f"open loop (vegeta) at {level:g} of {basis_text(load)}" if level is not None else "open loop (vegeta)")
     elif mode == "open":
         what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
     else:

@@ -17,7 +17,7 @@ import pandas as pd
 from loadlab import profiles, stats
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio, setup_text
+from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Family
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
@@ -60,10 +60,15 @@ def capacities_rps(trials: pd.DataFrame) -> dict[str, float]:
 
 def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
                 notebook: str, run_id: str, manifest: dict) -> Verdict:
-    """S1-p99 on an open-loop run at fractions of each server's capacity: the trials' p99 at LATENCY_FRACTION."""
+    """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at LATENCY_FRACTION."""
     fractions = sorted(set(open_loop["level"]))
     fraction = LATENCY_FRACTION if LATENCY_FRACTION in fractions else max([f for f in fractions if f < 1] or fractions)
-    context = (f"open loop (vegeta, constant rate) at {fraction:g} of each server's closed-loop capacity on /json, "
+    load = (manifest.get("parameters") or {}).get("load") or {}
+    capacities = [entry["capacity_rps"] for entry in (manifest.get("parameters") or {}).get("servers") or []
+                  if entry.get("capacity_rps")]
+    rate_text = (f" ({max(1, round(fraction * min(capacities))):,} req/s)"
+                 if capacities and load.get("capacity_basis") == "slowest" else "")
+    context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, on /json, "
                f"{(manifest.get('parameters') or {}).get('durations', {}).get('duration_s', '?')} s windows, half a core "
                "each; each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop "
                "wrk at 100,000 connections")
@@ -138,7 +143,7 @@ def context_switches(switches: pd.DataFrame, claim: Claim, notebook: str, run_id
         label_column="condition")
 
 
-# S1-p99 is judged at this fraction of each server's capacity (open loop).
+# S1-p99 is judged at this fraction of a closed-loop capacity (open loop; whose: the run's load.capacity_basis).
 LATENCY_FRACTION = 0.5
 # The claim's figures are per b.N iteration of 100,000 goroutines.
 SPAWN_TASKS = 100_000

@@ -157,7 +157,9 @@ def _load_text(parameters: Mapping) -> str:
     closed = load.get("mode", "closed") == "closed"
     fractions = load.get("capacity_fractions") or []
     levels = load.get("connections") if closed else (fractions or load.get("rate_rps"))
-    unit = "connections" if closed else ("of each server's capacity offered" if fractions else "req/s offered")
+    basis = "the slowest server's capacity, offered to every server" if load.get("capacity_basis") == "slowest" \
+        else "each server's capacity offered"
+    unit = "connections" if closed else (f"of {basis}" if fractions else "req/s offered")
     tool = "closed loop (wrk)" if closed else "open loop (vegeta)"
     pipeline = f", pipelined {load['pipeline_depth']} deep" if load.get("pipeline_depth", 1) > 1 else ""
     level_text = " and ".join(format_number(level) for level in levels or [])
