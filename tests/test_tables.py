@@ -53,3 +53,27 @@ def test_open_loop_percentiles_are_read_off_the_histogram_with_the_one_definitio
         assert trials.loc[trial, "latency_p99_s"] == pytest.approx(recorded["latency_p99_s"], rel=2e-3)
         spectrum = latency[latency["trial"] == trial].set_index("percentile")["latency_s"]
         assert spectrum[99.0] == trials.loc[trial, "latency_p99_s"] and spectrum.is_monotonic_increasing
+
+
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")
+def test_go_scheduler_series_read_the_same_gzip_or_plain(tmp_path):
+    import gzip
+    import shutil
+
+    import pandas as pd
+
+    run = WORKER_POOL_RUNS[-1].parent
+    series = sorted(run.glob("trials/*/profiles/expvar-series.jsonl*"))
+    assert series, "the 02 reference run captured the Go scheduler series"
+    copies = {}
+    for compress in (True, False):
+        copy = tmp_path / ("gz" if compress else "plain") / run.name
+        shutil.copytree(run, copy)
+        for path in sorted(copy.glob("trials/*/profiles/expvar-series.jsonl*")):
+            data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+            path.unlink()
+            target = path.with_name("expvar-series.jsonl" + (".gz" if compress else ""))
+            target.write_bytes(gzip.compress(data) if compress else data)
+        copies[compress] = process_run(copy, processed_root=tmp_path / ("processed-gz" if compress else "processed"))["thread_counts"]
+    assert not copies[True].empty
+    pd.testing.assert_frame_equal(copies[True], copies[False])

@@ -34,6 +34,7 @@ Nothing here talks to Docker.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -198,9 +199,11 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
             pinned = profiles.jfr_pinned(jfr_events, "java", row.trial, origin=origin)
             pinned["t_window_s"] = pinned["t_s"] if origin is not None else float("nan")
             pinned_frames.append(pinned.assign(condition=row.condition))
-        series = directory / "expvar-series.jsonl"
-        if series.exists():
-            snapshots = [json.loads(line) for line in series.read_text().splitlines() if line.strip()]
+        series = next((path for path in (directory / "expvar-series.jsonl.gz", directory / "expvar-series.jsonl")
+                       if path.exists()), None)  # gzip since 2026-11-25; plain text before
+        if series is not None:
+            text = gzip.decompress(series.read_bytes()).decode() if series.suffix == ".gz" else series.read_text()
+            snapshots = [json.loads(line) for line in text.splitlines() if line.strip()]
             base = measured if measured is not None else (snapshots[0]["t_unix_s"] if snapshots else 0.0)
             counts = profiles.go_thread_counts([(s["t_unix_s"] - base, s) for s in snapshots], "go", row.trial)
             counts["t_window_s"] = counts["t_s"]
