@@ -5,6 +5,7 @@ Run on the committed reference runs (data/raw) and verdicts (reports/verdicts).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -85,7 +86,8 @@ def test_swoole_reports_its_own_version_not_php_s():
 def test_the_block_says_what_was_run_where_and_how():
     run = reference_run("03-json-api-quick")
     block = provenance.provenance_html("03-json-api", "quick", "latest", [run], {SOURCES["S3"]: run})
-    for expected in ("Re-analysed", run.name, "3226da7035 (clean)", "6, a fresh container each", "5 s",
+    commit = json.loads((run / "manifest.json").read_text())["provenance"]["git_commit"][:10]
+    for expected in ("Re-analysed", run.name, f"{commit} (clean)", "6, a fresh container each", "5 s",
                      "2 to 6 s, until throughput is steady", "server on CPU 1", "loadgen on CPU 0",
                      "memory limit 2,048 MiB", "keep-alive", "closed loop (wrk), GET /api/users, 64 and 256 connections",
                      "go: go1.24.4", "AMD EPYC, 2 CPUs", "hey -n 100000 -c 256", "Go 1.22 net/http vs Rust 1.78 axum"):
