@@ -40,6 +40,16 @@ JFR_STACK_DEPTH = "64"
 PERF_FREQUENCY_HZ = 99
 PYSPY_RATE_HZ = 99
 EXPVAR_SERIES = "expvar-series.jsonl.gz"  # JSON lines, gzip
+# An overloaded Go server answers /debug/vars only when the handler's goroutine reaches the head of the run
+# queue: at 5x its capacity (02 at 500 req/s) that took more than 5 s, and a series that gave up on the first
+# timeout ended after 1 or 2 samples, so its "peak" goroutine count was the idle one.
+EXPVAR_TIMEOUT_S = 15.0
+
+
+def is_timeout(error: OSError) -> bool:
+    """True for a request that timed out (read or connect), not for a server that is gone."""
+    reason = getattr(error, "reason", None)  # urllib wraps connect errors in URLError
+    return isinstance(error, TimeoutError) or isinstance(reason, TimeoutError)
 
 
 @dataclass
@@ -117,11 +127,13 @@ class Capture:
         """Scheduler and heap metrics once a second through the window (JSON lines with t_unix_s)."""
         lines = []
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not self._stop.is_set():
             started = time.monotonic()
             try:
-                document = json.loads(self._fetch("/debug/vars", 5))
-            except OSError:
+                document = json.loads(self._fetch("/debug/vars", min(EXPVAR_TIMEOUT_S, max(1.0, deadline - started))))
+            except OSError as error:
+                if is_timeout(error):
+                    continue  # overloaded: /debug/vars waits behind the backlog; a late sample beats none
                 break  # the server is gone; the trial will say so
             kept = {k: v for k, v in (document.get("gc") or {}).items()
                     if k.startswith(("/sched/", "/gc/heap/", "/gc/cycles/", "/memory/classes/total"))}

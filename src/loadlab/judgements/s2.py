@@ -63,7 +63,9 @@ def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context:
     verdict = CONTRADICTED if peaks["go-workerpool"] > 2 * POOL_WORKERS else HOLDS
     return Verdict(
         "S2-goroutines", verdict,
-        f"peak goroutines of the process (median of trials): {text}. net/http serves each connection on its own "
+        f"peak goroutines of the process (median of trials; sampled once a second from /debug/vars, which an "
+        f"overloaded server answers late, so a peak can be missed but never inflated): {text}. net/http serves each "
+        f"connection on its own "
         f"goroutine in both servers, so the pool's process never runs on {POOL_WORKERS} goroutines; its "
         f"{POOL_WORKERS} workers are a part of the count", notebook, run_id, context=context, measured=peaks)
 
@@ -72,7 +74,8 @@ def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, ru
     kills = trials[trials["failure_reason"] == "oom-killed"]["label"].value_counts().to_dict()
     limit_mib = ((manifest.get("parameters") or {}).get("placement") or {}).get("memory_limit_mib")
     peak = trials[trials["status"] == "ok"].groupby("label")["memory_peak_mib"].max().to_dict()
-    measured = {"oom_kills": {k: int(v) for k, v in kills.items()}, "memory_peak_mib": peak}
+    measured = {"oom_kills": {label: int(kills.get(label, 0)) for label in sorted(set(trials["label"]))},
+                "memory_peak_mib": peak}
     if kills.get("go-nethttp") and not kills.get("go-workerpool"):
         return Verdict("S2-oom", HOLDS, f"the unbounded server was OOM-killed in {kills['go-nethttp']} trial(s) "
                        f"at a {limit_mib} MiB limit, the pool never", notebook, run_id, context=context, measured=measured)
