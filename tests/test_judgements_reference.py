@@ -74,6 +74,14 @@ def test_s2_judges_every_claim_it_can(processed):
     oom = next(v for v in verdicts if v.claim_id == "S2-oom")
     if not (trials["failure_reason"] == "oom-killed").any():
         assert oom.verdict == claims.NOT_REPRODUCED  # nothing happened: not "contradicted"
+    # A goroutine peak only from a series that answered in at least half the window's seconds.
+    covered = trials["goroutine_samples"] >= s2.SERIES_MIN_SHARE * trials["duration_s"]
+    assert (trials["goroutines_peak"].notna() == (covered & trials["trial"].isin(
+        run["thread_counts"].loc[run["thread_counts"]["metric"] == "goroutines", "trial"]))).all()
+    top = trials[(trials["level"] == trials["level"].max()) & (trials["status"] == "ok")]
+    counted = set(top.loc[top["goroutines_peak"].notna(), "label"])
+    goroutine_verdict = next(v for v in verdicts if v.claim_id == "S2-goroutines")
+    assert (goroutine_verdict.verdict == claims.INCONCLUSIVE) == (counted != set(s2.LABELS))
 
 
 def test_s3_and_its_headline(processed):
