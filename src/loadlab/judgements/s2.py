@@ -34,7 +34,10 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
     samples_per_trial = trials["trial"].map(samples).fillna(0).astype(int)
     # A series that answered in fewer than half the window's seconds has no peak worth the name.
     covered = samples_per_trial >= SERIES_MIN_SHARE * trials["duration_s"].astype(float)
+    connection_rows = threads[threads["metric"] == "connections"] if not threads.empty else threads
+    connections = connection_rows.groupby("trial")["count"].max() if not connection_rows.empty else pd.Series(dtype=float)
     return trials.assign(gc_pause_total_s=trials["trial"].map(pause_total).fillna(0.0),
+                         connections_peak=trials["trial"].map(connections),
                          goroutine_samples=samples_per_trial,
                          goroutines_peak=trials["trial"].map(peaks).where(covered))
 
@@ -74,11 +77,28 @@ def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context:
         lower_text = (f"; below capacity ({below['level'].max():g} req/s) the peaks were "
                       + ", ".join(f"{label} {value:,.0f}" for label, value in lower.items())
                       + ", which say nothing of the claim's overload") if lower else ""
+        unanswered = (f"at {level:g} req/s offered, {', '.join(missing)}'s /debug/vars answered in at most "
+                      f"{int(answered.max()) if len(answered) else 0} of the {window_s:.0f} seconds of a window (an "
+                      "overloaded Go server serves it behind its backlog)")
+        connections = {label: float(ok.loc[ok["label"] == label, "connections_peak"].median()) for label in LABELS
+                       if "connections_peak" in ok and ok.loc[ok["label"] == label, "connections_peak"].notna().any()}
+        if "go-workerpool" in connections:
+            # net/http runs a goroutine per accepted connection; the pool adds its workers to those.
+            at_least = {label: value + (POOL_WORKERS if label == "go-workerpool" else 0) for label, value in connections.items()}
+            verdict = CONTRADICTED if at_least["go-workerpool"] > 2 * POOL_WORKERS else INCONCLUSIVE
+            return Verdict(
+                "S2-goroutines", verdict,
+                f"{unanswered}; the kernel's socket table, read once a second, counted their established "
+                "connections instead (peak, median of trials): "
+                + ", ".join(f"{label} {value:,.0f}" for label, value in connections.items())
+                + ". net/http serves each connection on a goroutine of its own, so the processes ran at least "
+                + ", ".join(f"{label} {value:,.0f}" for label, value in at_least.items())
+                + f" goroutines (the pool's {POOL_WORKERS} workers added); the pool's process never runs on "
+                f"{POOL_WORKERS} goroutines under overload", notebook, run_id, context=context,
+                measured={"goroutines_at_least": at_least, "connections_peak": connections})
         return Verdict(
             "S2-goroutines", INCONCLUSIVE,
-            f"at {level:g} req/s offered, {', '.join(missing)}'s /debug/vars answered in at most "
-            f"{int(answered.max()) if len(answered) else 0} of the {window_s:.0f} seconds of a window (an overloaded Go "
-            f"server serves it behind its backlog), so no goroutine count covers the overload{lower_text}",
+            f"{unanswered}, so no goroutine count covers the overload{lower_text}",
             notebook, run_id, context=context,
             measured={**({"goroutines_peak": peaks} if peaks else {}), "below_capacity": lower})
     text = ", ".join(f"{label} {value:,.0f}" for label, value in peaks.items())
