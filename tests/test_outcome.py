@@ -2,7 +2,8 @@
 
 Judged on real recorded trials: the committed 05-pinning reference run holds
 JDK 21 servers that answered nothing (pinned carriers) and JDK 25 servers
-that worked, both recorded "ok" before the rule existed.
+that worked (recorded "ok" by a harness older than the rule, or already
+"failed: stalled" by one that applies it).
 """
 
 import json
@@ -33,7 +34,9 @@ def test_a_server_that_answered_nothing_stalled_and_a_working_one_did_not():
     working = list(_trials_of("java-virtual-jdk25-pinned"))
     assert stalled and working
     for result, timeline in stalled:
-        assert result["status"] == "ok" and outcome.successful_requests(result) == 0  # recorded before the rule
+        # Recorded "ok" by a harness older than the rule, or "failed: stalled" by one that applies it.
+        assert result["status"] == "ok" or result.get("failure_reason") == "stalled"
+        assert outcome.successful_requests(result) == 0
         assert "no successful request" in outcome.stall_detail(result, timeline)
     for result, timeline in working:
         assert outcome.successful_requests(result) > 0
@@ -60,7 +63,8 @@ def test_processing_a_recorded_run_applies_the_rule_and_keeps_what_the_trial_rec
     trials = process_run(PINNING_RUNS[-1].parent, processed_root=tmp_path)["trials"]
     jdk21 = trials[trials["label"] == "java-virtual-jdk21-pinned"]
     assert len(jdk21) and (jdk21["status"] == "failed").all() and (jdk21["failure_reason"] == "stalled").all()
-    assert (jdk21["status_recorded"] == "ok").all()
+    # What the trial recorded is kept beside the rule's status: "ok" from an older harness, "failed" from this one.
+    assert jdk21["status_recorded"].isin(["ok", "failed"]).all()
     assert (trials[trials["label"] == "java-virtual-jdk25-pinned"]["status"] == "ok").all()
 
 
