@@ -1,5 +1,6 @@
 """Profiles captured from live containers and parsed, one runtime family at a time."""
 
+import gzip
 import json
 import shutil
 
@@ -29,7 +30,12 @@ def captured(docker_client, tmp_path, server, profilers, variant=None, settings=
 
 def test_go_pprof_runtime_metrics_and_gctrace(docker_client, tmp_path):
     directory, status = captured(docker_client, tmp_path, "go-nethttp", ["pprof", "go-metrics", "gctrace"])
-    assert {name: s["status"] for name, s in status.items()} == {"pprof": "ok", "go-metrics": "ok", "gctrace": "ok"}
+    assert {name: s["status"] for name, s in status.items()} == {"pprof": "ok", "go-metrics": "ok", "connections": "ok",
+                                                                  "gctrace": "ok"}
+    # The kernel saw wrk's 16 keep-alive connections established to the server during the window, plus the
+    # capture's own: the CPU profile's request stays open through the window, and an expvar sample may be in flight.
+    series = [json.loads(line) for line in gzip.decompress((directory / "connections-series.jsonl.gz").read_bytes()).splitlines()]
+    assert len(series) >= 2 and 16 + 1 <= max(sample["established"] for sample in series) <= 16 + 2
     stacks = profiles.read_pprof_stacks(directory / "cpu.pb.gz")
     assert profiles.total_count(stacks) > 0
     assert stacks["stack"].str.contains("net/http").any()
