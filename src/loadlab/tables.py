@@ -199,18 +199,15 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
             pinned = profiles.jfr_pinned(jfr_events, "java", row.trial, origin=origin)
             pinned["t_window_s"] = pinned["t_s"] if origin is not None else float("nan")
             pinned_frames.append(pinned.assign(condition=row.condition))
-        series = next((path for path in (directory / "expvar-series.jsonl.gz", directory / "expvar-series.jsonl")
-                       if path.exists()), None)  # gzip since 2026-11-25; plain text before
-        if series is not None:
-            text = gzip.decompress(series.read_bytes()).decode() if series.suffix == ".gz" else series.read_text()
-            snapshots = [json.loads(line) for line in text.splitlines() if line.strip()]
+        # gzip since 2026-11-25; plain text before
+        snapshots = _json_lines(directory / "expvar-series.jsonl.gz") or _json_lines(directory / "expvar-series.jsonl")
+        if snapshots is not None:
             base = measured if measured is not None else (snapshots[0]["t_unix_s"] if snapshots else 0.0)
             counts = profiles.go_thread_counts([(s["t_unix_s"] - base, s) for s in snapshots], "go", row.trial)
             counts["t_window_s"] = counts["t_s"]
             thread_frames.append(counts.assign(condition=row.condition))
-        connections = directory / "connections-series.jsonl.gz"
-        if connections.exists():
-            samples = [json.loads(line) for line in gzip.decompress(connections.read_bytes()).decode().splitlines() if line.strip()]
+        samples = _json_lines(directory / "connections-series.jsonl.gz")
+        if samples is not None:
             base = measured if measured is not None else (samples[0]["t_unix_s"] if samples else 0.0)
             counts = profiles.schema.thread_counts_frame(
                 [{"runtime": "go", "trial": row.trial, "t_s": sample["t_unix_s"] - base, "metric": "connections",
@@ -231,6 +228,14 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
     pinned = pd.concat(pinned_frames, ignore_index=True) if pinned_frames else pd.DataFrame(
         columns=["runtime", "trial", "t_s", "duration_s", "java_thread_id", "frame", "t_window_s", "condition"])
     return gc, pauses, threads, pinned
+
+
+def _json_lines(path: Path) -> list[dict] | None:
+    """A capture's JSON-lines series (gzip when the name ends in .gz), or None when it was not captured."""
+    if not path.exists():
+        return None
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _within(t_window_s: pd.Series, duration_s) -> pd.Series:
