@@ -70,6 +70,10 @@ def established_connections(pid: int, port: int) -> int:
     return count
 
 
+class ServerGone(Exception):
+    """A polled server stopped answering for good (refused or reset, not merely late)."""
+
+
 def is_timeout(error: OSError) -> bool:
     """True for a request that timed out (read or connect), not for a server that is gone."""
     reason = getattr(error, "reason", None)  # urllib wraps connect errors in URLError
@@ -148,37 +152,46 @@ class Capture:
         if self._wanted("py-spy"):
             self._background("py-spy", lambda: self._pyspy(seconds))
 
-    def _expvar_series(self, seconds: int) -> None:
-        """Scheduler and heap metrics once a second through the window (JSON lines with t_unix_s)."""
+    def _each_second(self, seconds: int, name: str, sample) -> None:
+        """Call `sample(remaining_s)` once a second through the window and write what it gave as gzip JSON lines.
+
+        `sample` returns a dict (kept, stamped with t_unix_s), None (no sample yet: ask again at once) or
+        raises ServerGone (the series ends; the trial will say why).
+        """
         lines = []
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self._stop.is_set():
             started = time.monotonic()
             try:
-                document = json.loads(self._fetch("/debug/vars", min(EXPVAR_TIMEOUT_S, max(1.0, deadline - started))))
-            except OSError as error:
-                if is_timeout(error):
-                    continue  # overloaded: /debug/vars waits behind the backlog; a late sample beats none
-                break  # the server is gone; the trial will say so
-            kept = {k: v for k, v in (document.get("gc") or {}).items()
-                    if k.startswith(("/sched/", "/gc/heap/", "/gc/cycles/", "/memory/classes/total"))}
-            lines.append(json.dumps({"t_unix_s": time.time(), "gc": kept}))
+                document = sample(deadline - started)
+            except ServerGone:
+                break
+            if document is None:
+                continue
+            lines.append(json.dumps({"t_unix_s": time.time(), **document}))
             if self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started))):
                 break
         # gzip: a 20 s window of 24 trials was 7 MB of repetitive JSON, a quarter of the reference data's budget.
-        write_bytes_atomic(self.directory / EXPVAR_SERIES, gzip.compress(("\n".join(lines) + "\n").encode()))
+        write_bytes_atomic(self.directory / name, gzip.compress(("\n".join(lines) + "\n").encode()))
+
+    def _expvar_series(self, seconds: int) -> None:
+        """Scheduler and heap metrics once a second through the window."""
+        def sample(remaining_s: float) -> dict | None:
+            try:
+                document = json.loads(self._fetch("/debug/vars", min(EXPVAR_TIMEOUT_S, max(1.0, remaining_s))))
+            except OSError as error:
+                if is_timeout(error):
+                    return None  # overloaded: /debug/vars waits behind the backlog; a late sample beats none
+                raise ServerGone from error
+            return {"gc": {k: v for k, v in (document.get("gc") or {}).items()
+                           if k.startswith(("/sched/", "/gc/heap/", "/gc/cycles/", "/memory/classes/total"))}}
+
+        self._each_second(seconds, EXPVAR_SERIES, sample)
 
     def _connection_series(self, seconds: int) -> None:
         """The server's established connections once a second through the window (see established_connections)."""
         pid, port = self._server_pid(), int(self.session.port)
-        lines = []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            started = time.monotonic()
-            lines.append(json.dumps({"t_unix_s": time.time(), "established": established_connections(pid, port)}))
-            if self._stop.wait(max(0.0, 1.0 - (time.monotonic() - started))):
-                break
-        write_bytes_atomic(self.directory / CONNECTION_SERIES, gzip.compress(("\n".join(lines) + "\n").encode()))
+        self._each_second(seconds, CONNECTION_SERIES, lambda remaining_s: {"established": established_connections(pid, port)})
 
     def _perf(self, seconds: int) -> None:
         perf = shutil.which("perf")
