@@ -16,6 +16,7 @@ import pandas as pd
 
 from loadlab import profiles, stats
 from loadlab.claims import Claim, Verdict
+from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Family
@@ -58,16 +59,21 @@ def capacities_rps(trials: pd.DataFrame) -> dict[str, float]:
     return capacities
 
 
+def offered_rates_rps(manifest: dict, fraction: float) -> dict[str, float]:
+    """The rate (req/s) an open-loop run at capacity `fraction` offered each server, as its experiment computed it."""
+    experiment = Experiment.from_record(manifest.get("parameters") or {})
+    return {entry.display_label(): experiment.offered_rate_rps(entry, fraction)
+            for entry in experiment.servers if entry.capacity_rps is not None}
+
+
 def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
                 notebook: str, run_id: str, manifest: dict) -> Verdict:
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at LATENCY_FRACTION."""
     fractions = sorted(set(open_loop["level"]))
     fraction = LATENCY_FRACTION if LATENCY_FRACTION in fractions else max([f for f in fractions if f < 1] or fractions)
     load = (manifest.get("parameters") or {}).get("load") or {}
-    capacities = [entry["capacity_rps"] for entry in (manifest.get("parameters") or {}).get("servers") or []
-                  if entry.get("capacity_rps")]
-    rate_text = (f" ({max(1, round(fraction * min(capacities))):,} req/s)"
-                 if capacities and load.get("capacity_basis") == "slowest" else "")
+    rates = set(offered_rates_rps(manifest, fraction).values())
+    rate_text = f" ({next(iter(rates)):,.0f} req/s)" if len(rates) == 1 else ""
     context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, on /json, "
                f"{(manifest.get('parameters') or {}).get('durations', {}).get('duration_s', '?')} s windows, half a core "
                "each; each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop "
