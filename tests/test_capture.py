@@ -7,9 +7,9 @@ import shutil
 import pytest
 from conftest import build_or_skip
 
-from loadlab import profiles
+from loadlab import profile_tables, profiles
 from loadlab.config import TrialConfig, new_run_id
-from loadlab.harness import container
+from loadlab.harness import container, uprobes
 from loadlab.harness.trial import run_trial
 
 pytestmark = pytest.mark.docker
@@ -48,11 +48,40 @@ def test_go_pprof_runtime_metrics_and_gctrace(docker_client, tmp_path):
     assert events["gc_id"].tolist() == list(range(1, len(events) + 1))
     assert 1 <= cycles <= len(events)
     assert (events["pause_s"] > 0).all()
+    # The tidy tables: the server's own handler (package main) is among the functions the CPU ran.
+    assert _handler_share(directory, r"^main\.") > 0
+
+
+def _handler_share(directory, pattern: str) -> float:
+    """The largest total share (per cent of samples) of a function matching `pattern` in the trial's CPU profile."""
+    functions = profile_tables.cpu_functions(profile_tables.cpu_stacks(directory, 1))
+    assert len(functions) > 0 and (functions.groupby("source")["trial_samples"].first() > 0).all()
+    matching = functions[functions["function"].str.contains(pattern, regex=True)]
+    return float(matching["total_pct"].max()) if len(matching) else 0.0
+
+
+def test_go_scheduler_calls_counted_with_uprobes(docker_client, tmp_path):
+    missing = uprobes.available()
+    if missing:
+        pytest.skip(f"uprobes cannot be counted here: {missing}")
+    directory, status = captured(docker_client, tmp_path, "go-nethttp", ["uprobes"])
+    assert status["uprobes"]["status"] == "ok", status
+    counted = profile_tables.probe_counts(directory, 1).set_index("function")
+    # Under 16 keep-alive connections every request parks its connection's goroutine on the socket at least once.
+    assert counted.loc["runtime.gopark", "calls"] > 0 and counted.loc["runtime.mcall", "calls"] > 0
+    assert 0 < counted["window_s"].iloc[0] <= 3 + 1
 
 
 def test_java_jfr_and_gc_log(docker_client, tmp_path):
-    directory, status = captured(docker_client, tmp_path, "java-threads", ["jfr", "gclog"], "jdk21", {"THREAD_MODEL": "virtual"})
+    directory, status = captured(docker_client, tmp_path, "java-threads", ["jfr", "jfr-locks", "gclog"], "jdk21",
+                                 {"THREAD_MODEL": "virtual"})
     assert status["jfr"]["status"] == "ok", status
+    assert status["jfr-locks"]["status"] == "ok", status
+    blocking = profile_tables.blocking_events(directory, 1)
+    assert list(blocking.columns) == list(profile_tables.BLOCKING_COLUMNS)
+    assert set(blocking["type"]) <= {"jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.ThreadSleep"}
+    # The server's own code (package loadlab) is on the stacks of the CPU samples.
+    assert _handler_share(directory, r"^loadlab\.") > 0
     assert status["gclog"]["status"] == "ok", status
     events = profiles.read_jfr_json(directory / "jfr.json.gz")
     samples = profiles.read_jfr_json(directory / "jfr-samples.json.gz")
@@ -72,10 +101,13 @@ def test_java_jfr_and_gc_log(docker_client, tmp_path):
 def test_native_perf_on_rust(docker_client, tmp_path):
     if shutil.which("perf") is None:
         pytest.skip("perf is not installed on this host (Debian: apt-get install linux-perf; `make engine` does it as root)")
-    directory, status = captured(docker_client, tmp_path, "rust-tokio", ["perf"], route="/json")
+    directory, status = captured(docker_client, tmp_path, "rust-tokio", ["perf"])
     assert status["perf"]["status"] == "ok", status
     stacks = profiles.read_perf_script(directory / "perf-script.txt.gz")
     assert profiles.total_count(stacks) > 0
+    # Whole stacks (DWARF unwinding) up to the route's handler: the server's own functions (rust_tokio::, often
+    # inlined into axum's Handler::call closure that runs them) are on the stack.
+    assert _handler_share(directory, r"^rust_tokio::|axum::handler::Handler") > 0, "the server's own functions are not in its profile"
 
 
 def test_python_py_spy(docker_client, tmp_path):
@@ -84,6 +116,7 @@ def test_python_py_spy(docker_client, tmp_path):
     stacks = profiles.read_pyspy_raw(directory / "py-spy-raw.txt")
     assert profiles.total_count(stacks) > 0
     assert stacks["stack"].str.contains("app.py|uvicorn|asyncio", regex=True).any()
+    assert _handler_share(directory, r"\(app\.py") > 0
 
 
 def test_a_profiler_the_runtime_lacks_is_skipped_with_its_reason(docker_client, tmp_path):

@@ -151,3 +151,11 @@ def test_a_server_of_its_own_quota_overrides_the_runs_and_the_others_keep_theirs
         load=Load(mode="closed", route="/json", connections=[8]), placement=Placement(cpu_quota=None),
     ).validate()
     assert {c["label"]: c["config"].cpu_quota for c in experiment.conditions()} == {"go": None, "rust": 0.5}
+
+
+def test_a_server_of_its_own_profilers_replaces_the_experiments_list_for_it_alone():
+    document = with_changes(profilers=["pprof"], servers__1__profilers=["perf"])
+    experiment = Experiment.from_dict(document)
+    assert {c["label"]: c["config"].profilers for c in experiment.conditions()} == {"a": ("pprof",), "b": ("perf",)}
+    with pytest.raises(ParameterError, match="profilers"):
+        Experiment.from_dict(with_changes(servers__1__profilers=["dtrace"]))

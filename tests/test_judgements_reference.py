@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from loadlab import claims, rundir, study, tables
-from loadlab.judgements import evidence, s1, s2, s3, s4, s5
+from loadlab.judgements import evidence, s1, s1_profiles, s2, s2_scheduler, s3, s4, s5
 from loadlab.judgements.rule import RULE_VERSION, VERDICTS
 
 _, CLAIMS = claims.load_claims()
@@ -68,7 +68,7 @@ def test_s2_judges_every_claim_it_can(processed):
     run_id, run = _run("02-worker-pool-quick", processed)
     trials = s2.with_runtime_metrics(run)
     verdicts = s2.worker_pool(trials, run["manifest"], CLAIMS, {}, "02-worker-pool-vs-unbounded", run_id)
-    assert [v.claim_id for v in verdicts] == ["S2-throughput", "S2-rss", "S2-gc-pause", "S2-goroutines", "S2-oom",
+    assert [v.claim_id for v in verdicts] == ["S2-throughput", "S2-rss", "S2-gc-pause", "S2-gc-mark", "S2-goroutines", "S2-oom",
                                               "S2-feasibility"]
     _check_evidence(verdicts, trials)
     oom = next(v for v in verdicts if v.claim_id == "S2-oom")
@@ -86,6 +86,41 @@ def test_s2_judges_every_claim_it_can(processed):
         assert goroutine_verdict.verdict == claims.INCONCLUSIVE
     if counted != set(s2.LABELS) and "go-workerpool" in floors:  # judged on the kernel's connection count
         assert goroutine_verdict.measured["connections_peak"]
+
+
+def test_s1_flame_claims_on_the_profiled_run(processed):
+    run_id, run = _run("06-cpu-profiles-quick", processed)
+    trials = run["trials"]
+    verdicts = [
+        s1_profiles.flame_go(trials, run["cpu_stacks"], CLAIMS["S1-flame-go"], "06-cpu-profiles", run_id),
+        s1_profiles.flame_java(trials, run["cpu_stacks"], run["blocking_events"], CLAIMS["S1-flame-java"],
+                               "06-cpu-profiles", run_id),
+        s1_profiles.flame_rust(trials, run["cpu_stacks"], CLAIMS["S1-flame-rust"], "06-cpu-profiles", run_id),
+    ]
+    _check_evidence(verdicts, trials)
+    for verdict in verdicts:
+        for name, share in verdict.measured.items():
+            if isinstance(share, dict) and "median_pct" in share:
+                assert 0 <= share["median_pct"] <= 100, (verdict.claim_id, name)
+    # Each share comes from the runtime's own profiler, on evidence trials only.
+    go = next(v for v in verdicts if v.claim_id == "S1-flame-go")
+    assert set(run["cpu_stacks"].loc[run["cpu_stacks"]["trial"].isin(go.trial_ids["go"]), "source"]) == {"pprof"}
+
+
+def test_s2_scheduler_claims_on_the_counted_runs(processed):
+    run_id, run = _run("02-scheduler-calls-quick", processed)
+    counted = s2_scheduler.with_probe_counts(run["trials"], run["probe_counts"])
+    mcall = s2_scheduler.mcall(counted, CLAIMS["S2-mcall"], "02-worker-pool-vs-unbounded", run_id)
+    assert mcall.verdict in VERDICTS and mcall.measured["per_request_max"] > 0
+    parked_dir = rundir.latest_run("02-microbench-parked-select-quick")
+    if parked_dir is None:
+        pytest.skip("no committed run of 02-microbench-parked-select-quick")
+    rates = s2_scheduler.parked_rates(pd.read_parquet(parked_dir / "results.parquet"))
+    gopark = s2_scheduler.gopark(rates, CLAIMS["S2-gopark"], "02-worker-pool-vs-unbounded", parked_dir.name)
+    # The positive control: every goroutine parked once in the second they started.
+    control = rates[rates["function"] == "runtime.gopark"]
+    assert (control["spawn_second_calls"] >= control["goroutines"]).all()
+    assert gopark.verdict != claims.HOLDS or (control["parked_calls_per_s"] * 10 >= 8100).any()
 
 
 def test_s3_and_its_headline(processed):

@@ -12,6 +12,7 @@ import pytest
 ANALYSIS_SIDE = (
     "loadlab.config", "loadlab.experiment", "loadlab.plans", "loadlab.rundir", "loadlab.tables",
     "loadlab.analysis", "loadlab.claims", "loadlab.judgements", "loadlab.judgements.s1",
+    "loadlab.judgements.s1_profiles", "loadlab.judgements.s2_scheduler", "loadlab.profile_tables",
     "loadlab.judgements.replication", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",
     "loadlab.contract.fuzz", "loadlab.contract.fuzz_cases", "loadlab.servers", "loadlab.schemas", "loadlab.study",

@@ -257,3 +257,27 @@ def test_the_image_runs_every_program_and_leaves_no_container(docker_client):
         left = [box.name for box in container.leftovers(client, run_id)]
         container.clean(client, run_id)
     assert left == []
+
+
+@pytest.mark.docker
+def test_parked_goroutines_park_once_and_the_uprobe_counts_each_park(docker_client):
+    from loadlab.harness import scheduler_calls, uprobes
+    from loadlab.judgements import s2_scheduler
+
+    missing = uprobes.available()
+    if missing:
+        pytest.skip(f"uprobes cannot be counted here: {missing}")
+    run_id = "test-parked-select"
+    container.clean(docker_client, run_id)
+    try:
+        frame = scheduler_calls.parked_select(docker_client, goroutines=(50,), repetitions=1, hold_s=2, run_id=run_id)
+    finally:
+        left = [box.name for box in container.leftovers(docker_client, run_id)]
+        container.clean(docker_client, run_id)
+    assert left == []
+    assert set(frame["phase"]) >= {"before", "spawn", "parked"}
+    rates = s2_scheduler.parked_rates(frame).set_index("function")
+    # 50 goroutines each park once when they start (plus the runtime's own), then nothing wakes them.
+    assert rates.loc["runtime.gopark", "spawn_second_calls"] >= 50
+    assert rates.loc["runtime.gopark", "parked_calls_per_s"] < 50
+    assert rates.loc["runtime.mcall", "spawn_second_calls"] >= 50

@@ -54,11 +54,16 @@ def test_the_plans_choose_the_profilers():
     assert plans.worker_pool("smoke", 1, [50.0]).profilers == ["gctrace", "go-metrics"]
     assert plans.virtual_threads("quick").profilers == ["jfr"] and plans.pinning("full").profilers == ["jfr"]
     assert plans.json_api("quick").profilers == []
+    assert plans.scheduler_calls("quick", 1, [50.0]).profilers == ["uprobes"]
+    # 06: each runtime profiled only by its own ecosystem's profiler.
+    per_server = {c["label"]: c["config"].profilers for c in plans.cpu_profiles("quick").conditions()}
+    assert per_server == {"go": ("pprof",), "java-platform": ("jfr", "jfr-locks"), "java-virtual": ("jfr", "jfr-locks"),
+                          "rust": ("perf",), "python": ("py-spy",)}
 
 
 def test_every_profile_makes_valid_experiments():
     for profile in plans.PROFILE_NAMES:
-        for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines):
+        for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines, plans.cpu_profiles):
             experiment = make(profile)
             assert experiment.name.endswith(profile)
     with pytest.raises(Exception, match="profile"):

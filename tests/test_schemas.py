@@ -71,7 +71,7 @@ GOOD_MANIFEST = {"runtime": "go", "model": "goroutine-per-connection", "routes":
     ({"knobs": {"workers": {}}}, "knobs", "an environment variable name"),
     ({"routes": ["/plaintext", "/nope"]}, "routes", "a list of the contract's routes"),
     ({"routes": "everything"}, "routes", '"all"'),
-    ({"profilers": ["jfr", "dtrace"]}, "profilers", "pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy"),
+    ({"profilers": ["jfr", "dtrace"]}, "profilers", "pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks"),
     ({"variants": {"jdk21": {"JDK_VERSION": ["21"]}}}, "variants.jdk21.JDK_VERSION", "a string or a number"),
     ({"build_inputs": {"THING": {"help": "a file"}}}, "build_inputs.THING.env", "environment variable"),
     ({"contestant": "no"}, "contestant", "true or false"),
@@ -137,7 +137,7 @@ BASE = {
 
 @pytest.mark.parametrize("document, parameter, allowed", [
     ({**BASE, "load": {"conections": [3]}}, "load.conections", "one of the known fields: capacity_basis, capacity_fractions, connections"),
-    ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: capacity_rps, cpu_quota, label, route"),
+    ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: capacity_rps, cpu_quota, label, profilers, route"),
     ({**BASE, "placement": {"server_cpus": 1}}, "placement.server_cpus", "a cpuset string"),
     ({**BASE, "load": {"connections": ["many"]}}, "load.connections", "a non-empty list of integers >= 1"),
     ({**BASE, "load": {"mode": "open", "rate_rps": []}}, "load.rate_rps", "a non-empty list of positive request rates"),

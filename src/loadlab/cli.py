@@ -298,7 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cpu-quota", type=float, help="server CPU quota in CPUs (e.g. 0.5), below its cpuset")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
     p.add_argument("--profile", action="append", metavar="PROFILER",
-                   help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy (repeatable)")
+                   help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks (repeatable)")
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
 

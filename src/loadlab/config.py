@@ -26,7 +26,7 @@ LOADGEN_SATURATION_UTILIZATION = 0.95
 LOAD_MODES = ("closed", "open")
 
 
-PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy")
+PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy", "uprobes", "jfr-locks")
 
 def check_profilers(requested, supported: tuple[str, ...], server: str) -> tuple[str, ...]:
     """Profilers must be known; ones the server's runtime lacks are kept and skipped with a reason."""

@@ -60,6 +60,8 @@ class ServerEntry(_KnownFields):
     capacity_rps: float | None = None  # open loop with load.capacity_fractions: this server's measured capacity
     # A CPU quota (cores) for this server alone, e.g. for one that outruns the single loadgen core on a whole core.
     cpu_quota: float | None = None
+    # This server's own profilers, replacing the experiment's list for it (None: the experiment's).
+    profilers: list[str] | None = None
 
     def display_label(self) -> str:
         if self.label:
@@ -132,7 +134,7 @@ class Experiment(_KnownFields):
                 settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v))
                           for k, v in (raw.get("settings") or {}).items()},
                 label=raw.get("label"), route=raw.get("route"), capacity_rps=raw.get("capacity_rps"),
-                cpu_quota=raw.get("cpu_quota"),
+                cpu_quota=raw.get("cpu_quota"), profilers=raw.get("profilers"),
             )
             for raw in document["servers"]
         ]
@@ -241,7 +243,7 @@ class Experiment(_KnownFields):
             server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
             memory_limit_bytes=placement.memory_limit_mib * 1024**2,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
-            verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers), target_host=placement.target_host,
+            verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers if entry.profilers is None else entry.profilers), target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
         )
 

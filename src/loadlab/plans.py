@@ -167,6 +167,46 @@ def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> E
                        profilers=list(WORKER_POOL_PROFILERS), duration_s=WORKER_POOL_WINDOW_S[p.name])
 
 
+# S2-mcall: the scheduler's calls counted with uprobes, in trials of their own: every counted call traps into
+# the kernel (microseconds each), so these trials do not measure throughput or memory for a verdict.
+SCHEDULER_CALL_PROFILERS = ("uprobes",)
+SCHEDULER_CALL_WINDOW_S = {"smoke": 2, "quick": 10, "full": 30}
+
+
+def scheduler_calls(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
+    """02 (S2-mcall): worker_pool's servers and load, with runtime.mcall/gopark/findRunnable counted by uprobes."""
+    p = profile(profile_name)
+    experiment = worker_pool(profile_name, cpu_rounds, rates_rps)
+    return _experiment("02-scheduler-calls", p, experiment.servers, experiment.load, False, 11,
+                       placement=experiment.placement, profilers=list(SCHEDULER_CALL_PROFILERS),
+                       duration_s=SCHEDULER_CALL_WINDOW_S[p.name], trials=max(2, p.trials_per_condition // 2))
+
+
+# 06: each runtime's CPU profile under S1's load, from the profiler its ecosystem uses.
+CPU_PROFILERS = {"go": "pprof", "java-platform": "jfr", "java-virtual": "jfr", "rust": "perf", "python": "py-spy"}
+
+
+def cpu_profiles(profile_name: str) -> Experiment:
+    """06 (S1-flame-*): go (pprof), java platform and virtual threads (JFR), rust (perf) and python (py-spy)
+    on /json, closed loop, each server on half a core as in 01.
+
+    Profiled trials are their own: a profiler costs the server some of its
+    CPU, so 06 shares only its load and placement with 01's verdict trials.
+    Each server gets only its own profiler (`ServerEntry.profilers`).
+    """
+    p = profile(profile_name)
+    servers = [
+        ServerEntry("go-nethttp", label="go", profilers=["pprof"]),
+        dataclasses.replace(JAVA_PLATFORM, profilers=["jfr", "jfr-locks"]),
+        dataclasses.replace(JAVA_VIRTUAL, profilers=["jfr", "jfr-locks"]),
+        ServerEntry("rust-tokio", label="rust", profilers=["perf"]),
+        ServerEntry("python-asyncio", label="python", profilers=["py-spy"]),
+    ]
+    levels = _by_profile(profile_name, [100], [100], [100, 1000])
+    return _experiment("06-cpu-profiles", p, servers, Load(mode="closed", route="/json", connections=levels), True, 12,
+                       placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
+
+
 def json_api(profile_name: str) -> Experiment:
     """03 (S3): go-nethttp vs rust-tokio on /api/users across connection levels."""
     p = profile(profile_name)

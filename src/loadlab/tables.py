@@ -28,6 +28,11 @@ Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
   series, JFR thread statistics), with `t_window_s`.
 - pinned_events: JFR jdk.VirtualThreadPinned events (a virtual thread that
   blocked while pinned to its carrier), with `t_window_s`.
+- cpu_stacks, cpu_functions, gc_cycles, probe_counts, blocking_events: the CPU profiles
+  (pprof, JFR execution samples, perf, py-spy) as stacks and per-function
+  shares, Go gctrace's whole cycle lines, uprobe call counts and JFR's lock/park/sleep events
+  (loadlab.profile_tables says what each holds). gc_cycles and
+  blocking_events have `t_window_s` and `in_window` like gc_events.
 
 Nothing here talks to Docker.
 """
@@ -40,16 +45,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import outcome, paths
+from loadlab import outcome, paths, profile_tables
 from loadlab.loadgen import vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
-TABLES_VERSION = 3
+TABLES_VERSION = 6
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "gc_pauses", "thread_counts",
-          "pinned_events")
+          "pinned_events", "cpu_stacks", "cpu_functions", "gc_cycles", "probe_counts",
+          "blocking_events")
 
 
 def processed_dir_for(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> Path:
@@ -230,6 +236,43 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
     return gc, pauses, threads, pinned
 
 
+def _capture_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame, ...]:
+    """(cpu_stacks, cpu_functions, gc_cycles, probe_counts, blocking_events) from every trial's profiles/ folder."""
+    stack_frames, cycle_frames, probe_frames, blocking_frames = [], [], [], []
+    for row in trials.itertuples():
+        directory = run.trial_dir(row.trial) / "profiles"
+        if not directory.is_dir():
+            continue
+        measured = _window(row)[1]
+        duration_s = pd.to_numeric(getattr(row, "duration_s", None), errors="coerce")
+        window = (measured, measured + float(duration_s)) if measured is not None and duration_s == duration_s else None
+        stack_frames.append(profile_tables.cpu_stacks(directory, row.trial, window))
+        cycles = profile_tables.gc_cycles(directory, row.trial)
+        if cycles is not None:
+            started, measured = _window(row)
+            offset = (measured - started) if started is not None and measured is not None else float("nan")
+            cycles["t_window_s"] = cycles["t_s"] - offset
+            cycles["in_window"] = _within(cycles["t_window_s"], getattr(row, "duration_s", None))
+            cycle_frames.append(cycles.assign(condition=row.condition))
+        probes = profile_tables.probe_counts(directory, row.trial)
+        if probes is not None:
+            probe_frames.append(probes.assign(condition=row.condition))
+        blocking = profile_tables.blocking_events(directory, row.trial)
+        if blocking is not None:
+            # The recording runs from the JVM's start: verify's requests and the warm-up are in it too.
+            measured = _window(row)[1]
+            blocking["t_window_s"] = blocking["start_unix_s"] - measured if measured is not None else float("nan")
+            blocking["in_window"] = _within(blocking["t_window_s"], getattr(row, "duration_s", None))
+            blocking_frames.append(blocking)
+    stacks = pd.concat(stack_frames, ignore_index=True) if stack_frames else profile_tables.empty_cpu_stacks()
+    cycles = pd.concat(cycle_frames, ignore_index=True) if cycle_frames else pd.DataFrame()
+    probes = pd.concat(probe_frames, ignore_index=True) if probe_frames else pd.DataFrame(
+        columns=list(profile_tables.PROBE_COLUMNS))
+    blocking = pd.concat(blocking_frames, ignore_index=True) if blocking_frames else pd.DataFrame(
+        columns=[*profile_tables.BLOCKING_COLUMNS, "t_window_s", "in_window"])
+    return stacks, profile_tables.cpu_functions(stacks), cycles, probes, blocking
+
+
 def _json_lines(path: Path) -> list[dict] | None:
     """A capture's JSON-lines series (gzip when the name ends in .gz), or None when it was not captured."""
     if not path.exists():
@@ -261,6 +304,8 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
     empty = (pd.DataFrame(),) * 4
     tables["gc_events"], tables["gc_pauses"], tables["thread_counts"], tables["pinned_events"] = (
         _profile_rows(run, trials) if not trials.empty else empty)
+    tables["cpu_stacks"], tables["cpu_functions"], tables["gc_cycles"], tables["probe_counts"], tables["blocking_events"] = (
+        _capture_rows(run, trials) if not trials.empty else (pd.DataFrame(),) * 5)
     out = processed_dir_for(run.path, processed_root)
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():

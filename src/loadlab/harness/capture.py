@@ -11,9 +11,11 @@ privilege, the runtime lacks it). Nothing is skipped silently.
 | go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after, once a second in between; the server's established connections once a second from the kernel's socket table |
 | gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
 | jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image: jfr.json.gz (GC, heap, threads, pinning) and jfr-samples.json.gz (execution samples, 64 frames) |
+| jfr-locks  | Java    | with jfr: the recording's blocking events (jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep; 10 ms and longer under settings=profile) as jfr-locks.json.gz |
 | gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
-| perf       | any     | `perf record -e cpu-clock -g` on the server's processes, from the host |
+| perf       | any     | `perf record -e cpu-clock --call-graph dwarf` on the server's processes, from the host |
 | py-spy     | Python  | `py-spy record --format raw` on the server process, from the host |
+| uprobes    | Go      | calls of runtime.gopark, runtime.mcall and runtime.findRunnable over the window, counted with uprobes from the host (uprobe-counts.json) |
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import subprocess
 import threading
 import time
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,11 +37,17 @@ JFR_EVENTS = (
     "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,"
     "jdk.JavaThreadStatistics,jdk.VirtualThreadPinned,jdk.VirtualThreadSubmitFailed"
 )
+# Where threads blocked: lock and park waits and sleeps (S1-flame-java). Its own profiler, since a server that
+# sleeps per request (05's /io) would write an event per request.
+JFR_LOCK_EVENTS = "jdk.ThreadPark,jdk.JavaMonitorEnter,jdk.ThreadSleep"
 # Execution samples go to their own file: with whole stacks they are most of the bytes.
 JFR_SAMPLE_EVENTS = "jdk.ExecutionSample"
 JFR_STACK_DEPTH = "64"
 PERF_FREQUENCY_HZ = 99
 PYSPY_RATE_HZ = 99
+# DWARF unwinding (a copy of each sample's top 16 KiB of user stack, unwound with .eh_frame): release builds
+# of Rust and Debian's libc keep no frame pointers, so `-g` stopped every Rust stack at its first user frame.
+PERF_CALL_GRAPH = "dwarf,16384"
 EXPVAR_SERIES = "expvar-series.jsonl.gz"  # JSON lines, gzip
 # An overloaded Go server answers /debug/vars only when the handler's goroutine reaches the head of the run
 # queue: at 5x its capacity (02 at 500 req/s) that took more than 5 s, and a series that gave up on the first
@@ -46,6 +55,7 @@ EXPVAR_SERIES = "expvar-series.jsonl.gz"  # JSON lines, gzip
 EXPVAR_TIMEOUT_S = 15.0
 
 
+UPROBE_COUNTS = "uprobe-counts.json"  # {window_s, calls: {function: n}, calls_per_s, missing}
 CONNECTION_SERIES = "connections-series.jsonl.gz"  # JSON lines {t_unix_s, established}, gzip
 TCP_ESTABLISHED = "01"  # the st column of /proc/net/tcp (include/net/tcp_states.h)
 
@@ -151,6 +161,8 @@ class Capture:
             self._background("perf", lambda: self._perf(seconds))
         if self._wanted("py-spy"):
             self._background("py-spy", lambda: self._pyspy(seconds))
+        if self._wanted("uprobes"):
+            self._background("uprobes", lambda: self._uprobes(seconds))
 
     def _each_second(self, seconds: int, name: str, sample) -> None:
         """Call `sample(remaining_s)` once a second through the window and write what it gave as gzip JSON lines.
@@ -203,7 +215,8 @@ class Capture:
         target = ",".join(p for p in (str(pid), pids) if p)
         data = self.directory / "perf.data"
         record = subprocess.run(
-            [perf, "record", "-e", "cpu-clock", "-F", str(PERF_FREQUENCY_HZ), "-g", "-p", target, "-o", str(data),
+            [perf, "record", "-e", "cpu-clock", "-F", str(PERF_FREQUENCY_HZ), "--call-graph", PERF_CALL_GRAPH, "-p", target,
+             "-o", str(data),
              "--", "sleep", str(seconds)], capture_output=True, text=True, timeout=seconds + 60,
         )
         write_text_atomic(self.directory / "perf-record.log", f"pids {target}\n{record.stdout}{record.stderr}")
@@ -233,6 +246,19 @@ class Capture:
             raise RuntimeError(f"py-spy failed: {(result.stderr or result.stdout).strip()[-400:]}")
 
     # ---- after the window -------------------------------------------------
+    def _uprobes(self, seconds: int) -> None:
+        from loadlab.harness import uprobes
+
+        started = time.monotonic()
+        binary = uprobes.host_binary(self._server_pid())
+        probes = uprobes.add(binary, uprobes.GO_SCHEDULER_FUNCTIONS, f"loadlab_{uuid.uuid4().hex[:8]}")
+        try:
+            # Adding the probes took part of the window; count only inside it (the load stops at its end).
+            counted = uprobes.count(probes, max(1.0, seconds - (time.monotonic() - started)))
+        finally:
+            uprobes.remove(probes)
+        write_json_atomic(self.directory / UPROBE_COUNTS, {**counted, "binary_on_host": str(binary)})
+
     def finish(self, failure_reason: str | None = None) -> dict:
         """Join the captures and collect the after-window ones; write captures.json. Safe to call twice.
 
@@ -269,6 +295,8 @@ class Capture:
             ))
         if self._wanted("jfr"):
             self._now("jfr", self._jfr)
+        if self._wanted("jfr-locks"):
+            self._now("jfr-locks", self._jfr_locks)
         if self._wanted("gclog"):
             self._now("gclog", lambda: write_bytes_atomic(self.directory / "gc.log.gz", gzip.compress(self._exec(["cat", "/tmp/gc.log"]))))
         write_json_atomic(self.directory / "captures.json", self.status)
@@ -290,6 +318,14 @@ class Capture:
             write_bytes_atomic(self.directory / name, gzip.compress(printed, compresslevel=9))
         summary = self._exec(["jfr", "summary", "/tmp/loadlab.jfr"])
         write_bytes_atomic(self.directory / "jfr-summary.txt", summary)
+
+
+    def _jfr_locks(self) -> None:
+        if not self._wanted("jfr") or self.status.get("jfr", {}).get("status") != "ok":
+            raise RuntimeError("jfr-locks reads the recording the jfr capture dumps: request jfr too")
+        printed = self._exec(["jfr", "print", "--json", "--stack-depth", JFR_STACK_DEPTH, "--events", JFR_LOCK_EVENTS,
+                              "/tmp/loadlab.jfr"])
+        write_bytes_atomic(self.directory / "jfr-locks.json.gz", gzip.compress(printed, compresslevel=9))
 
 
 def capture_for(config, session, directory: Path) -> Capture | None:

@@ -2,18 +2,21 @@
 
 claims.yaml names the sides `unbounded` (go-nethttp: a goroutine per
 request) and `pool12` (go-workerpool with WORKERS=12). The ratio claims
-(throughput, peak RSS, GC pause total) form one family.
+(throughput, peak RSS, GC pause total, marked heap) form one family.
+The scheduler claims (S2-gopark, S2-mcall) are counts of calls, judged on
+uprobe counts (loadlab.harness.uprobes) from their own trials.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim, Verdict, ratio_verdict
+from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import MIB, judge_claimed_ratio, setup_text
-from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family, judge_ratio
 
-FAMILY = Family("S2", 3)
+FAMILY = Family("S2", 4)
 LABELS = ("go-nethttp", "go-workerpool")
 KEYS = ("unbounded", "pool12")
 POOL_WORKERS = 12
@@ -21,10 +24,58 @@ POOL_WORKERS = 12
 # seconds answered (an overloaded Go server serves /debug/vars behind its backlog, or not at all).
 SERIES_MIN_SHARE = 0.5
 SOURCE_SETUP = "the source: 2,000 req/s offered for 60 s, 4 cores"
+# S2-gc-mark: "63% fewer objects" scanned by the pool.
+GC_MARK_CLAIMED_RATIO = 0.37
+
+
+def with_gc_mark(trials: pd.DataFrame, gc_cycles: pd.DataFrame) -> pd.DataFrame:
+    """The trials with what gctrace says of each trial's GC cycles inside its window.
+
+    marked_heap_mib: the live heap marked per cycle (gctrace's third heap
+    number, MiB, printed rounded down), mean over the window's cycles;
+    mark_cpu_ms_per_cycle: mark CPU (assist + background + idle workers)
+    per cycle, ms; gc_cycles_in_window. NaN where a trial had no cycle in
+    its window.
+    """
+    if gc_cycles is None or gc_cycles.empty:
+        return trials.assign(marked_heap_mib=float("nan"), mark_cpu_ms_per_cycle=float("nan"), gc_cycles_in_window=0)
+    window = gc_cycles[gc_cycles["in_window"] == True]  # noqa: E712  (a nullable column)
+    mark_cpu_s = window["cpu_mark_assist_s"] + window["cpu_mark_background_s"] + window["cpu_mark_idle_s"]
+    by_trial = window.assign(mark_cpu_s=mark_cpu_s).groupby("trial")
+    return trials.assign(
+        marked_heap_mib=trials["trial"].map(by_trial["heap_live_bytes"].mean() / MIB),
+        mark_cpu_ms_per_cycle=trials["trial"].map(1000 * by_trial["mark_cpu_s"].mean()),
+        gc_cycles_in_window=trials["trial"].map(by_trial.size()).fillna(0).astype(int),
+    )
+
+
+def gc_mark(trials: pd.DataFrame, margins: dict[str, float], notebook: str, run_id: str, level,
+            context: str) -> Verdict:
+    """S2-gc-mark on the marked live heap per GC cycle (`with_gc_mark`), pool / unbounded.
+
+    gctrace gives the heap the mark phase marked (bytes, MiB resolution) and
+    its CPU time, not a count of objects; the marked heap is the nearest
+    measurable quantity to "objects scanned" (each object marked is scanned
+    once), and the mark CPU per cycle is reported beside it.
+    """
+    evidence = evidence_policy.gather(trials, LABELS, "marked_heap_mib", level=level)
+    judgement = judge_ratio(evidence.values[LABELS[0]], evidence.values[LABELS[1]], GC_MARK_CLAIMED_RATIO, FAMILY,
+                            margins.get("memory_peak_mib"))
+    ok = evidence_policy.evidence_rows(trials[trials["level"] == level])
+    mark_cpu = {label: float(ok.loc[ok["label"] == label, "mark_cpu_ms_per_cycle"].median()) for label in LABELS}
+    cycles = {label: int(ok.loc[ok["label"] == label, "gc_cycles_in_window"].sum()) for label in LABELS}
+    extra = (f"{evidence.summary(LABELS)}; judged on the live heap marked per GC cycle (gctrace, MiB rounded down; "
+             "gctrace reports marked bytes and mark CPU, not objects); claimed 63% fewer = x0.37; mark CPU per cycle "
+             "(median of trials): " + ", ".join(f"{label} {value:.2f} ms" for label, value in mark_cpu.items())
+             + "; cycles in the windows: " + ", ".join(f"{label} {n}" for label, n in cycles.items()))
+    return ratio_verdict("S2-gc-mark", judgement, notebook, run_id, LABELS[0], LABELS[1], "marked_heap_mib",
+                         excluded=evidence.excluded, trial_ids=evidence.trial_ids, context=context,
+                         extra_explanation=extra, measured={"mark_cpu_ms_per_cycle": mark_cpu, "gc_cycles": cycles})
 
 
 def with_runtime_metrics(tables: dict) -> pd.DataFrame:
-    """The run's trials with `gc_pause_total_s` (gctrace pauses inside the window) and `goroutines_peak`."""
+    """The run's trials with `gc_pause_total_s` (gctrace pauses inside the window), `goroutines_peak` and the
+    marked heap and mark CPU of `with_gc_mark`."""
     trials, gc, threads = tables["trials"], tables["gc_events"], tables["thread_counts"]
     window_gc = gc[gc["in_window"] == True] if not gc.empty else gc  # noqa: E712  (a nullable column)
     pause_total = window_gc.groupby("trial")["pause_s"].sum() if not window_gc.empty else pd.Series(dtype=float)
@@ -36,6 +87,7 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
     covered = samples_per_trial >= SERIES_MIN_SHARE * trials["duration_s"].astype(float)
     connection_rows = threads[threads["metric"] == "connections"] if not threads.empty else threads
     connections = connection_rows.groupby("trial")["count"].max() if not connection_rows.empty else pd.Series(dtype=float)
+    trials = with_gc_mark(trials, tables.get("gc_cycles"))
     return trials.assign(gc_pause_total_s=trials["trial"].map(pause_total).fillna(0.0),
                          connections_peak=trials["trial"].map(connections),
                          goroutine_samples=samples_per_trial,
@@ -47,7 +99,9 @@ def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], 
     """Every S2 verdict, at the highest offered rate of the run.
 
     `trials` must carry `gc_pause_total_s` (window GC pauses per trial) and
-    `goroutines_peak`: `with_runtime_metrics` adds both from the run's tables.
+    `goroutines_peak`: `with_runtime_metrics` adds both from the run's tables;
+    and `marked_heap_mib`, `mark_cpu_ms_per_cycle`, `gc_cycles_in_window`
+    (`with_gc_mark`).
     """
     level = trials["level"].max()
     context = f"{setup_text(manifest, level)}; {SOURCE_SETUP}"
@@ -57,6 +111,7 @@ def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], 
         for claim_id, metric in (("S2-throughput", "throughput_rps"), ("S2-rss", "memory_peak_mib"),
                                  ("S2-gc-pause", "gc_pause_total_s"))
     ]
+    verdicts.append(gc_mark(data, margins, notebook, run_id, level, context))
     verdicts.append(goroutines(data, level, notebook, run_id, context))
     verdicts.append(out_of_memory(data, manifest, level, notebook, run_id, context))
     verdicts.append(feasibility(data, notebook, run_id))

@@ -226,6 +226,9 @@ def _thread_name(thread: Mapping | None) -> str:
     return "[virtual thread]" if thread.get("virtual") else "[unnamed thread]"
 
 
+CUT_STACKS_MIN_SAMPLES = 20
+
+
 def jfr_stacks(
     events: Iterable[Mapping],
     event_type: str = "jdk.ExecutionSample",
@@ -269,7 +272,8 @@ def jfr_stacks(
             frames.insert(0, clean_frame(_thread_name(values.get("sampledThread") or values.get("eventThread"))))
         stack = ";".join(frames)
         counts[stack] = counts.get(stack, 0) + 1
-    if deepest == PRINT_DEFAULT_STACK_DEPTH:
+    # A handful of samples can all be shallow by chance (a window cut to a few samples); many cannot.
+    if deepest == PRINT_DEFAULT_STACK_DEPTH and sum(counts.values()) >= CUT_STACKS_MIN_SAMPLES:
         warnings.warn(
             f"every {event_type} stack has at most {PRINT_DEFAULT_STACK_DEPTH} frames: `jfr print` cut them "
             "(its default --stack-depth); print with --stack-depth 64 to get whole stacks",
