@@ -149,3 +149,23 @@ def evidence_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """The trials a verdict may use: ok, and a loadgen with headroom (loadlab.judgements.evidence's policy)."""
     saturated = trials["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in trials else False
     return trials[(trials["status"] == "ok") & ~saturated]
+
+
+def profiler_overhead(trials: pd.DataFrame, pairs: Sequence[tuple[str, str]], metric: str = "throughput_rps",
+                      confidence: float = 0.95) -> pd.DataFrame:
+    """Per (label without, label with) profiler: the Hodges-Lehmann ratio with / without of `metric` and its exact
+    interval, on evidence trials (ok, loadgen not saturated); `overhead_pct` = 100 * (1 - ratio)."""
+    evidence = evidence_trials(trials)
+    rows = []
+    for without, with_profiler in pairs:
+        baseline = evidence.loc[evidence["label"] == without, metric].astype(float).to_numpy()
+        candidate = evidence.loc[evidence["label"] == with_profiler, metric].astype(float).to_numpy()
+        row = {"without": without, "with": with_profiler, "n_without": baseline.size, "n_with": candidate.size,
+               "ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+        if baseline.size and candidate.size and (baseline > 0).all() and (candidate > 0).all():
+            interval = stats.shift_ratio_interval(baseline, candidate, confidence)
+            row.update(ratio=interval.ratio, ci_low=interval.ci_low, ci_high=interval.ci_high)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table["overhead_pct"] = 100 * (1 - table["ratio"])
+    return table

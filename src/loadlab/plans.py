@@ -207,6 +207,26 @@ def cpu_profiles(profile_name: str) -> Experiment:
                        placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
+# (server, label, profiler): each profiler measured against the same server without it. JFR is not here: the
+# Java server's entrypoint records in every trial, so there is no run without it to compare with.
+PROFILER_OVERHEAD_PAIRS = (("go-nethttp", "go", "pprof"), ("go-nethttp", "go", "uprobes"),
+                           ("rust-tokio", "rust", "perf"), ("python-asyncio", "python", "py-spy"))
+
+
+def profiler_overhead(profile_name: str) -> Experiment:
+    """06: throughput with and without each profiler, under 06's load and placement (label "<label>+<profiler>")."""
+    p = profile(profile_name)
+    servers, seen = [], set()
+    for server, label, profiler in PROFILER_OVERHEAD_PAIRS:
+        if label not in seen:
+            servers.append(ServerEntry(server, label=label, profilers=[]))
+            seen.add(label)
+        servers.append(ServerEntry(server, label=f"{label}+{profiler}", profilers=[profiler]))
+    levels = _by_profile(profile_name, [100], [100], [100])
+    return _experiment("06-profiler-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), False,
+                       13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
+
+
 def json_api(profile_name: str) -> Experiment:
     """03 (S3): go-nethttp vs rust-tokio on /api/users across connection levels."""
     p = profile(profile_name)
