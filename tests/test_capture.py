@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import shutil
 
 import pytest
@@ -83,8 +84,10 @@ def test_java_jfr_and_gc_log(docker_client, tmp_path):
     # The server's own code (package loadlab) is on the stacks of the CPU samples.
     assert _handler_share(directory, r"^loadlab\.") > 0
     assert status["gclog"]["status"] == "ok", status
-    events = profiles.read_jfr_json(directory / "jfr.json.gz")
-    samples = profiles.read_jfr_json(directory / "jfr-samples.json.gz")
+    # The recording itself is kept (cut by `jfr scrub`), and read without a JVM.
+    assert (directory / "jfr-events.jfr.gz").exists() and (directory / "jfr-locks.jfr.gz").exists()
+    events = profiles.read_captured_jfr(directory, "runtime")
+    samples = profiles.read_captured_jfr(directory, "samples")
     counts = profiles.event_counts(events + samples)
     assert counts.get("jdk.ExecutionSample", 0) > 0 and counts.get("jdk.JavaThreadStatistics", 0) > 0
     assert set(profiles.event_counts(samples).index) == {"jdk.ExecutionSample"}
@@ -95,6 +98,9 @@ def test_java_jfr_and_gc_log(docker_client, tmp_path):
     assert len(profiles.jfr_thread_counts(events, "java", 1)) > 0
     summary = (directory / "jfr-summary.txt").read_text()
     assert "jdk.ExecutionSample" in summary
+    # Every execution sample of the whole recording survives the scrub (jfr summary counted them before it).
+    summary_samples = int(re.search(r"jdk\.ExecutionSample\s+(\d+)", summary)[1])
+    assert counts["jdk.ExecutionSample"] == summary_samples
     assert b"gc" in __import__("gzip").decompress((directory / "gc.log.gz").read_bytes())
 
 

@@ -181,3 +181,21 @@ def test_evidence_keeps_the_reason_of_every_exclusion():
         {"trial": 4, "label": "b", "reason": evidence.METRIC_MISSING},
     ]
     assert gathered.summary(("a", "b")) == "1 + 0 trials used; left out: 1 failed: stalled, 1 loadgen saturated, 1 metric missing"
+
+
+def test_profiler_overhead_on_the_committed_run(processed):
+    from loadlab import analysis, plans
+
+    run_id, run = _run("06-profiler-overhead-quick", processed)
+    trials = run["trials"]
+    pairs = [pair for pair in plans.profiler_overhead_pairs() if set(pair) <= set(trials["label"])]
+    table = analysis.profiler_overhead(trials, pairs)
+    assert list(zip(table["without"], table["with"])) == pairs
+    measured = table.dropna(subset=["ratio"])
+    assert len(measured) >= 1, "no profiler's overhead could be estimated from the committed run"
+    for row in measured.to_dict("records"):
+        assert row["ci_low"] <= row["ratio"] <= row["ci_high"]
+        assert math.isclose(row["overhead_pct"], 100 * (1 - row["ratio"]))
+        # Only evidence trials count (ok, did work, loadgen not saturated).
+        for label, n in ((row["without"], row["n_without"]), (row["with"], row["n_with"])):
+            assert n == sum(evidence.exclusion_reason(t) is None for t in trials[trials["label"] == label].to_dict("records"))

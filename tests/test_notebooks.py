@@ -61,6 +61,22 @@ def test_the_plans_choose_the_profilers():
                           "rust": ("perf",), "python": ("py-spy",)}
 
 
+def test_the_profiler_overhead_plan_pairs_each_profiler_with_its_server_without_it():
+    experiment = plans.profiler_overhead("quick")
+    conditions = {c["label"]: c for c in experiment.conditions()}
+    pairs = plans.profiler_overhead_pairs()
+    assert {label for pair in pairs for label in pair} == set(conditions)
+    for without, with_profiler in pairs:
+        assert conditions[without]["config"].profilers == ()
+        assert conditions[without]["config"].server == conditions[with_profiler]["config"].server
+    assert conditions["go+pprof"]["config"].profilers == ("pprof",)
+    # JFR is the Java server's own recorder: its knob, not a capture.
+    assert conditions["java-virtual"]["config"].settings["JFR"] == "off"
+    assert {conditions[f"java-virtual+jfr-{s}"]["config"].settings["JFR"] for s in ("default", "profile")} \
+        == {"default", "profile"}
+    assert all(conditions[label]["config"].profilers == () for label in conditions if label.startswith("java"))
+
+
 def test_every_profile_makes_valid_experiments():
     for profile in plans.PROFILE_NAMES:
         for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines, plans.cpu_profiles):

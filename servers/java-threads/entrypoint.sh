@@ -4,15 +4,20 @@
 # it can override them. Everything written goes to /tmp (the root is read-only):
 #   JFR     a continuous recording named "loadlab" in /tmp/jfr, dumped on demand:
 #           jcmd 1 JFR.dump name=loadlab filename=/tmp/loadlab.jfr
-#           Settings "profile", except jdk.ThreadStart/ThreadEnd: with a platform
+#           Settings $JFR ("profile" unless set; "default" or "off" measure what
+#           the recorder costs), except jdk.ThreadStart/ThreadEnd: with a platform
 #           thread per request they fire (with a stack trace) on every request,
 #           while their virtual-thread twins are off by default; off for both.
 #   GC log  unified logging of gc* and safepoint to /tmp/gc.log
 set -eu
 set -f  # JAVA_OPTS is split on white space below, never glob-expanded
+case "${JFR:-profile}" in
+    off) recording="" ;;
+    default|profile) recording="-XX:StartFlightRecording=name=loadlab,settings=${JFR:-profile},jdk.ThreadStart#enabled=false,jdk.ThreadEnd#enabled=false,disk=true,maxsize=64m,dumponexit=false -XX:FlightRecorderOptions=repository=/tmp/jfr" ;;
+    *) echo "JFR must be profile, default or off, not '$JFR'" >&2; exit 2 ;;
+esac
 exec java \
-    -XX:StartFlightRecording=name=loadlab,settings=profile,jdk.ThreadStart#enabled=false,jdk.ThreadEnd#enabled=false,disk=true,maxsize=64m,dumponexit=false \
-    -XX:FlightRecorderOptions=repository=/tmp/jfr \
+    $recording \
     -Xlog:gc*,safepoint:file=/tmp/gc.log:uptime,level,tags \
     -XX:+ExitOnOutOfMemoryError \
     -Djava.io.tmpdir=/tmp \

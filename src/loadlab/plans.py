@@ -207,10 +207,19 @@ def cpu_profiles(profile_name: str) -> Experiment:
                        placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
-# (server, label, profiler): each profiler measured against the same server without it. JFR is not here: the
-# Java server's entrypoint records in every trial, so there is no run without it to compare with.
+# (server, label, profiler): each profiler measured against the same server without it.
 PROFILER_OVERHEAD_PAIRS = (("go-nethttp", "go", "pprof"), ("go-nethttp", "go", "uprobes"),
                            ("rust-tokio", "rust", "perf"), ("python-asyncio", "python", "py-spy"))
+# JFR is not a capture but the Java server's own recorder (its JFR knob): java-virtual with it off, then with the
+# JDK's default settings and with the profile settings every Java trial in the notebooks records with. Virtual
+# threads, since they serve ~9 times the requests platform threads do at this load: a per-event cost shows more.
+JFR_OVERHEAD_SETTINGS = ("default", "profile")
+
+
+def profiler_overhead_pairs() -> list[tuple[str, str]]:
+    """(label without, label with) of every comparison in profiler_overhead, in its order."""
+    pairs = [(label, f"{label}+{profiler}") for _server, label, profiler in PROFILER_OVERHEAD_PAIRS]
+    return pairs + [("java-virtual", f"java-virtual+jfr-{settings}") for settings in JFR_OVERHEAD_SETTINGS]
 
 
 def profiler_overhead(profile_name: str) -> Experiment:
@@ -222,6 +231,10 @@ def profiler_overhead(profile_name: str) -> Experiment:
             servers.append(ServerEntry(server, label=label, profilers=[]))
             seen.add(label)
         servers.append(ServerEntry(server, label=f"{label}+{profiler}", profilers=[profiler]))
+    servers.append(dataclasses.replace(JAVA_VIRTUAL, settings={**JAVA_VIRTUAL.settings, "JFR": "off"}, profilers=[]))
+    for settings in JFR_OVERHEAD_SETTINGS:
+        servers.append(dataclasses.replace(JAVA_VIRTUAL, settings={**JAVA_VIRTUAL.settings, "JFR": settings},
+                                           label=f"java-virtual+jfr-{settings}", profilers=[]))
     levels = _by_profile(profile_name, [100], [100], [100])
     return _experiment("06-profiler-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), False,
                        13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))

@@ -5,7 +5,7 @@ run's other tables; notebooks read those, never the raw files.
 
 - cpu_stacks: one row per distinct stack per trial (trial, source, stack,
   samples). Sources: Go's CPU profile (pprof, cpu.pb.gz: its "samples"
-  count, 100 Hz), JFR's jdk.ExecutionSample events (jfr-samples.json.gz:
+  count, 100 Hz), JFR's jdk.ExecutionSample events (jfr-events.jfr.gz, earlier jfr-samples.json.gz:
   Java frames of threads running Java code, 20 ms period by default), `perf
   record` at 99 Hz (perf-script.txt.gz: every thread of the server's
   processes, native and kernel frames) and py-spy at 99 Hz (py-spy-raw.txt);
@@ -19,7 +19,7 @@ run's other tables; notebooks read those, never the raw files.
   detail columns: mark CPU by phase, marked live heap, ...).
 - probe_counts: calls of each uprobed function over the window
   (uprobe-counts.json: trial, function, calls, window_s, calls_per_s).
-- blocking_events: JFR's lock, park and sleep events (jfr-locks.json.gz:
+- blocking_events: JFR's lock, park and sleep events (jfr-locks.jfr.gz or .json.gz:
   jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep, recorded when 10 ms
   or longer): trial, type, start_unix_s, duration_s, stack (folded, root
   first); tables.py adds t_window_s and in_window.
@@ -50,8 +50,8 @@ def _start_unix_s(events: list[dict]) -> pd.Series:
     return instants.dt.as_unit("ns").astype("int64") / 1e9
 
 
-def _jfr_window_stacks(path: Path, window_unix_s: tuple[float, float] | None) -> pd.DataFrame:
-    events = profiles.read_jfr_json(path)
+def _jfr_window_stacks(directory: Path, window_unix_s: tuple[float, float] | None) -> pd.DataFrame:
+    events = profiles.read_captured_jfr(directory, "samples")
     if window_unix_s is not None and events:
         # The recording runs from the JVM's start: the contract check and the warm-up are in it too.
         starts = _start_unix_s(events)
@@ -60,13 +60,18 @@ def _jfr_window_stacks(path: Path, window_unix_s: tuple[float, float] | None) ->
     return profiles.jfr_stacks(events)
 
 
-# (file, source, reader(path, window)): the CPU profiles a trial's profiles/ folder can hold. pprof, perf and
-# py-spy record the window only; JFR's samples are cut to it.
+def _file(name: str):
+    return lambda directory: Path(directory) / name if (Path(directory) / name).exists() else None
+
+
+# (source, where(directory) -> path or None, reader(path, window)): the CPU profiles a trial's profiles/
+# folder can hold. pprof, perf and py-spy record the window only; JFR's samples are cut to it.
 _CPU_SOURCES = (
-    ("cpu.pb.gz", "pprof", lambda path, window: profiles.read_pprof_stacks(path, "samples")),
-    ("jfr-samples.json.gz", "jfr", _jfr_window_stacks),
-    ("perf-script.txt.gz", "perf", lambda path, window: profiles.read_perf_script(path)),
-    ("py-spy-raw.txt", "py-spy", lambda path, window: profiles.read_pyspy_raw(path)),
+    ("pprof", _file("cpu.pb.gz"), lambda path, window: profiles.read_pprof_stacks(path, "samples")),
+    ("jfr", lambda directory: profiles.captured_jfr_file(directory, "samples"),
+     lambda path, window: _jfr_window_stacks(path.parent, window)),
+    ("perf", _file("perf-script.txt.gz"), lambda path, window: profiles.read_perf_script(path)),
+    ("py-spy", _file("py-spy-raw.txt"), lambda path, window: profiles.read_pyspy_raw(path)),
 )
 
 
@@ -77,9 +82,9 @@ def cpu_stacks(directory: Path, trial: int, window_unix_s: tuple[float, float] |
     samples outside it are left out (None keeps them all).
     """
     frames = []
-    for name, source, read in _CPU_SOURCES:
-        path = Path(directory) / name
-        if path.exists():
+    for source, where, read in _CPU_SOURCES:
+        path = where(directory)
+        if path is not None:
             stacks = read(path, window_unix_s)
             frames.append(pd.DataFrame({"trial": trial, "source": source, "stack": stacks["stack"],
                                         "samples": stacks["count"].astype("int64")}))
@@ -142,12 +147,12 @@ def probe_counts(directory: Path, trial: int) -> pd.DataFrame | None:
 
 
 def blocking_events(directory: Path, trial: int) -> pd.DataFrame | None:
-    """jfr-locks.json.gz as rows, or None when the trial did not capture it."""
-    path = Path(directory) / "jfr-locks.json.gz"
-    if not path.exists():
+    """The trial's JFR lock, park and sleep events as rows, or None when the trial did not capture them."""
+    events = profiles.read_captured_jfr(directory, "locks")
+    if events is None:
         return None
     rows = []
-    for event in profiles.read_jfr_json(path):
+    for event in events:
         values = event["values"]
         trace = values.get("stackTrace") or {}
         frames = [clean_frame(frame["method"]["type"]["name"].replace("/", ".") + "." + frame["method"]["name"])

@@ -189,8 +189,8 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
                                                    before=profiles.read_expvar(directory / "expvar-before.json"),
                                                    runtime="go", trial=row.trial)
             pause_frames.append(pauses.assign(t_window_s=float("nan"), in_window=True, condition=row.condition))
-        if (directory / "jfr.json.gz").exists():
-            jfr_events = profiles.read_jfr_json(directory / "jfr.json.gz")
+        jfr_events = profiles.read_captured_jfr(directory, "runtime")
+        if jfr_events is not None:
             origin = measured if measured is not None else None
             for frame in (profiles.jfr_gc_events(jfr_events, "java", row.trial, origin=origin),):
                 frame["t_window_s"] = frame["t_s"] if origin is not None else float("nan")

@@ -10,8 +10,8 @@ privilege, the runtime lacks it). Nothing is skipped silently.
 | pprof      | Go      | CPU profile over the window; heap and goroutine profiles after |
 | go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after, once a second in between; the server's established connections once a second from the kernel's socket table |
 | gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
-| jfr        | Java    | the continuous JFR recording dumped after the window, printed as JSON inside the image: jfr.json.gz (GC, heap, threads, pinning) and jfr-samples.json.gz (execution samples, 64 frames) |
-| jfr-locks  | Java    | with jfr: the recording's blocking events (jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep; 10 ms and longer under settings=profile) as jfr-locks.json.gz |
+| jfr        | Java    | the continuous JFR recording dumped after the window, cut by `jfr scrub` to GC, heap, threads, pinning and execution samples: jfr-events.jfr.gz (before 2026-11-25: their `jfr print --json`, jfr.json.gz and jfr-samples.json.gz); `jfr summary` of the whole recording |
+| jfr-locks  | Java    | with jfr: the recording's blocking events (jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep; 10 ms and longer under settings=profile), cut by `jfr scrub`: jfr-locks.jfr.gz |
 | gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
 | perf       | any     | `perf record -e cpu-clock --call-graph dwarf` on the server's processes, from the host |
 | py-spy     | Python  | `py-spy record --format raw` on the server process, from the host |
@@ -31,18 +31,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadlab.profiles import jfr_captures
 from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
 
-JFR_EVENTS = (
-    "jdk.GarbageCollection,jdk.GCPhasePause,jdk.GCHeapSummary,"
-    "jdk.JavaThreadStatistics,jdk.VirtualThreadPinned,jdk.VirtualThreadSubmitFailed"
-)
-# Where threads blocked: lock and park waits and sleeps (S1-flame-java). Its own profiler, since a server that
-# sleeps per request (05's /io) would write an event per request.
-JFR_LOCK_EVENTS = "jdk.ThreadPark,jdk.JavaMonitorEnter,jdk.ThreadSleep"
-# Execution samples go to their own file: with whole stacks they are most of the bytes.
-JFR_SAMPLE_EVENTS = "jdk.ExecutionSample"
-JFR_STACK_DEPTH = "64"
+# The JFR events the tables read; `jfr scrub` keeps only these in the copy of the recording that is kept.
+JFR_EVENTS = ",".join(jfr_captures.RUNTIME_EVENTS + jfr_captures.SAMPLE_EVENTS)
+JFR_LOCK_EVENTS = ",".join(jfr_captures.LOCK_EVENTS)
 PERF_FREQUENCY_HZ = 99
 PYSPY_RATE_HZ = 99
 # DWARF unwinding (a copy of each sample's top 16 KiB of user stack, unwound with .eh_frame): release builds
@@ -311,21 +305,23 @@ class Capture:
 
     def _jfr(self) -> None:
         self._exec(["jcmd", "1", "JFR.dump", "name=loadlab", "filename=/tmp/loadlab.jfr"])
-        # `jfr print` runs inside the image: the JDK that wrote the file reads it.
-        # Without --stack-depth `jfr print` keeps 5 frames per stack (and still says "truncated": false).
-        for events, name in ((JFR_EVENTS, "jfr.json.gz"), (JFR_SAMPLE_EVENTS, "jfr-samples.json.gz")):
-            printed = self._exec(["jfr", "print", "--json", "--stack-depth", JFR_STACK_DEPTH, "--events", events, "/tmp/loadlab.jfr"])
-            write_bytes_atomic(self.directory / name, gzip.compress(printed, compresslevel=9))
+        # The recording itself, cut to the events the tables read: ~10 times smaller than their `jfr print
+        # --json`, with whole stacks, and read without a JVM (profiles.jfr_recording). `jfr scrub` runs inside
+        # the image: the JDK that wrote the file rewrites it.
+        self._keep_recording(JFR_EVENTS, jfr_captures.RECORDING_FILE)
         summary = self._exec(["jfr", "summary", "/tmp/loadlab.jfr"])
         write_bytes_atomic(self.directory / "jfr-summary.txt", summary)
-
 
     def _jfr_locks(self) -> None:
         if not self._wanted("jfr") or self.status.get("jfr", {}).get("status") != "ok":
             raise RuntimeError("jfr-locks reads the recording the jfr capture dumps: request jfr too")
-        printed = self._exec(["jfr", "print", "--json", "--stack-depth", JFR_STACK_DEPTH, "--events", JFR_LOCK_EVENTS,
-                              "/tmp/loadlab.jfr"])
-        write_bytes_atomic(self.directory / "jfr-locks.json.gz", gzip.compress(printed, compresslevel=9))
+        self._keep_recording(JFR_LOCK_EVENTS, jfr_captures.LOCK_RECORDING_FILE)
+
+    def _keep_recording(self, events: str, name: str) -> None:
+        kept = f"/tmp/loadlab-{uuid.uuid4().hex[:8]}.jfr"
+        self._exec(["jfr", "scrub", "--include-events", events, "/tmp/loadlab.jfr", kept])
+        write_bytes_atomic(self.directory / name, gzip.compress(self._exec(["cat", kept]), compresslevel=9))
+        self._exec(["rm", "-f", kept])
 
 
 def capture_for(config, session, directory: Path) -> Capture | None:

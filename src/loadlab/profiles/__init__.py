@@ -11,6 +11,10 @@ Tables (columns and units in schema.py):
 Views: flamegraph.flamegraph_svg (interactive SVG for HTML reports),
 flamefigure.flame_figure (matplotlib), both differential with `baseline=`.
 
+JFR comes from the binary recording (jfr_recording, no JVM needed) or from
+`jfr print --json` (jfr); jfr_captures knows which file of a trial holds
+which events.
+
 Each module has parse_* functions taking the file's content and read_*
 functions taking a path (gzip-compressed files are read transparently).
 """
@@ -48,6 +52,8 @@ from .jfr import (
     parse_jfr_json,
     read_jfr_json,
 )
+from .jfr_captures import captured_jfr_file, read_captured_jfr
+from .jfr_recording import JfrFormatError, read_jfr_recording
 from .perf import parse_perf_script, read_perf_script
 from .pprof import (
     goroutine_count,
@@ -105,6 +111,10 @@ __all__ = [
     "read_folded",
     "read_gctrace",
     "read_jfr_json",
+    "read_jfr_recording",
+    "read_captured_jfr",
+    "captured_jfr_file",
+    "JfrFormatError",
     "read_perf_script",
     "read_pprof",
     "read_pprof_stacks",

@@ -245,6 +245,9 @@ def jfr_stacks(
     event_type="jdk.VirtualThreadPinned" for where virtual threads pinned.
     """
     names: dict[tuple, str] = {}
+    # A recording read from the binary file shares one dict per distinct frame; naming it once by its id is
+    # safe while `events` keeps every frame alive, which it does for the whole call.
+    names_by_frame: dict[int, str] = {}
     counts: dict[str, int] = {}
     deepest = 0
     for event in events:
@@ -254,18 +257,22 @@ def jfr_stacks(
         trace = values.get("stackTrace")
         if not trace:
             continue
-        frames = []
-        deepest = max(deepest, len(trace["frames"]))
-        for frame in reversed(trace["frames"]):
-            method = frame["method"]
-            key = (method["type"]["name"], method["name"], frame.get("lineNumber") if line_numbers else None)
-            name = names.get(key)
-            if name is None:
-                name = clean_frame(key[0].replace("/", ".") + "." + key[1])
-                if line_numbers:
-                    name += f":{key[2]}"
-                names[key] = name
-            frames.append(name)
+        trace_frames = trace["frames"]
+        deepest = max(deepest, len(trace_frames))
+        frames = [names_by_frame.get(id(frame)) for frame in reversed(trace_frames)]
+        if None in frames:
+            for index, frame in enumerate(reversed(trace_frames)):
+                if frames[index] is not None:
+                    continue
+                method = frame["method"]
+                key = (method["type"]["name"], method["name"], frame.get("lineNumber") if line_numbers else None)
+                name = names.get(key)
+                if name is None:
+                    name = clean_frame(key[0].replace("/", ".") + "." + key[1])
+                    if line_numbers:
+                        name += f":{key[2]}"
+                    names[key] = name
+                frames[index] = names_by_frame[id(frame)] = name
         if trace.get("truncated"):
             frames.insert(0, TRUNCATED_FRAME)
         if thread_root:
