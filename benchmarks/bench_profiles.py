@@ -34,8 +34,15 @@ Compared, each as a separate process (so every side pays its own start-up):
 Measured on the shared 2-core VM (5 runs, median, CPU user+sys):
 pprof 46 MB: ours 31.3 s, `go tool pprof -raw` 63.5 s (0.49x);
 JFR JSON 206 MB: ours 2.75 s, `jfr summary` 0.23 s (12x),
-`jfr print --json` 2.32 s (1.2x) (2026-11-23). The .jfr reader: see the
-closing note of issue 14 and docs/architecture.md.
+`jfr print --json` 2.32 s (1.2x) (2026-11-23).
+JFR .jfr 6.1 MB (40 s of BigJfr at 1 ms, OpenJDK 21.0.13; 21,147 events,
+~780,000 frames; its JSON print is 1.1 GB) on 2026-11-25, 5 runs, wall:
+ours inside one process 0.91 s (0.83-1.02); `jfr summary` 0.26 s
+(0.25-0.32) timed inside the container with bash's `time`, 0.53 s through
+`docker exec` (--jfr "docker exec <container> jfr", what the harness pays):
+3.5x and 1.7x. As a fresh process ours is 2.33 s, most of it Python
+importing pandas and matplotlib. The host has no JDK: run a container of
+the fixture image with /tmp/loadlab-bench mounted and pass --jfr.
 
 Wall time and CPU time (user + system, from the child's rusage) are
 reported: the machine is shared, so wall time carries other people's load

@@ -81,3 +81,17 @@ def test_no_committed_reference_table_holds_an_ok_trial_that_did_no_work():
         assert (successful > 0).all(), f"{path}: ok trials with no successful request: {ok.loc[successful <= 0, 'trial'].tolist()}"
         checked += 1
     assert checked > 0
+
+
+def test_a_profiler_started_with_the_window_is_not_a_stall_but_silence_still_is():
+    # Recorded: go-nethttp with uprobes on runtime.gopark/mcall/findRunnable (06-profiler-overhead, trial 20)
+    # served 5,251 req/s in its window against 15,563 in its warm-up, before the probes were attached.
+    warmup = [{"second": s, "throughput_rps": rps} for s, rps in enumerate([15000, 15563, 15600, 15500], start=1)]
+    traced = {"requests": 26_367, "errors_status": 0, "duration_s": 5.02}
+    assert "fell below 50%" in outcome.stall_detail(traced, warmup)
+    for profiler in sorted(outcome.WINDOW_PROFILERS):
+        assert outcome.stall_detail(traced, warmup, [profiler]) is None
+    # A profiler that records from the start (JFR) changes nothing between warm-up and window.
+    assert "fell below 50%" in outcome.stall_detail(traced, warmup, ["jfr"])
+    silent = {"requests": 0, "errors_status": 0, "duration_s": 5.0}
+    assert "no successful request" in outcome.stall_detail(silent, warmup, ["uprobes"])

@@ -52,7 +52,7 @@ from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
-TABLES_VERSION = 6
+TABLES_VERSION = 7
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "gc_pauses", "thread_counts",
           "pinned_events", "cpu_stacks", "cpu_functions", "gc_cycles", "probe_counts",
           "blocking_events")
@@ -85,12 +85,16 @@ def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
         }
         if isinstance(result.get("latency_histogram_hdr"), str):  # open loop: one percentile definition, whenever recorded
             row.update(vegeta.latency_summary_columns(result["latency_histogram_hdr"]))
-        if row.get("status") == "ok":
+        # The harness's verdict on a finished window is judged again by the current rule, both ways: runs
+        # recorded before the rule (or before its profiler exemption) are judged as new ones would be.
+        if row.get("status") == "ok" or row.get("failure_reason") == outcome.STALLED:
             timeline_path = trial_dir / "warmup" / "timeline.json"
             timeline = json.loads(timeline_path.read_text()) if timeline_path.exists() else None
-            stalled = outcome.stall_detail(result, timeline)
+            stalled = outcome.stall_detail(result, timeline, (record.get("config") or {}).get("profilers") or ())
             if stalled is not None:
                 row.update({"status": "failed", "failure_reason": outcome.STALLED, "failure_detail": stalled})
+            elif outcome.successful_requests(result) is not None:
+                row.update({"status": "ok", "failure_reason": None, "failure_detail": None})
         rows.append(row)
     frame = pd.DataFrame(rows)
     if not frame.empty:

@@ -242,7 +242,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
                     "measured_unix_s": measured_at, "server_started_unix_s": session.started_unix_s})
         record["status"] = "ok"
-        stalled = outcome.stall_detail(row, warmup_timeline)
+        stalled = outcome.stall_detail(row, warmup_timeline, config.profilers)
         if stalled is not None:
             # The numbers stay in the row (they show what happened); the status says they measured nothing.
             failure = TrialFailure(outcome.STALLED, stalled)
