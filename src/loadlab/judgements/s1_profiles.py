@@ -182,7 +182,7 @@ def flame_java(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, blocking_events: 
     claimed_blocked_s = float(claimed_sites["duration_s"].sum())
     per_type = events.groupby("type")["duration_s"].agg(["size", "sum"]) if not events.empty else pd.DataFrame(columns=["size", "sum"])
     # Where threads waited: the innermost frame of each event's stack (the synchronized method, the park call).
-    sites = (events.assign(site=events["stack"].str.rsplit(FRAME_SEPARATOR, n=1).str[-1])
+    sites = (events.assign(site=events["stack"].str.rsplit(FRAME_SEPARATOR, n=1).str[-1].replace("", "[no frame]"))
              .groupby(["type", "site"])["duration_s"].agg(["size", "sum"]).sort_values("size", ascending=False).head(3)
              if not events.empty else pd.DataFrame())
     blocking_text = (f"JFR's blocking events of 10 ms or more inside the {len(used)} windows ({window_s:.0f} s): " + (", ".join(
