@@ -8,19 +8,17 @@ graph with a colour bar in percentage points of share.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.collections import PolyCollection
-from matplotlib.colors import LinearSegmentedColormap, Normalize
-from matplotlib.figure import Figure
 
 from .flamelayout import add_share_change, change_color, change_scale, flame_layout, frame_color
 
 CHAR_WIDTH_EM = 0.6  # average glyph width in em, for fitting labels
 
 
-def _change_colormap() -> LinearSegmentedColormap:
+def _change_colormap():
+    from matplotlib.colors import LinearSegmentedColormap
+
     # Built from change_color so that the colour bar matches the SVG exactly.
     points = np.linspace(-1, 1, 257)
     colors = [tuple(channel / 255 for channel in change_color(point, 1.0)) for point in points]
@@ -31,19 +29,25 @@ def flame_figure(
     stacks: pd.DataFrame,
     title: str | None = None,
     baseline: pd.DataFrame | None = None,
-    ax: plt.Axes | None = None,
+    ax: "matplotlib.axes.Axes | None" = None,
     min_fraction: float = 0.002,
     max_depth: int | None = None,
     inverted: bool = False,
     font_size_pt: float = 6.5,
     figsize_in: tuple[float, float] | None = None,
-) -> plt.Figure:
+) -> "matplotlib.figure.Figure":
     """A flame graph (root at the bottom; `inverted` for an icicle) as a matplotlib Figure.
 
     min_fraction: leave out frames below this share of samples (unreadable
     in print anyway). max_depth: cut the graph at this depth (deep JVM
     stacks). baseline: draw a differential graph (see flamelayout).
     """
+    # Imported here: reading profiles (loadlab.profiles) should not cost matplotlib's import.
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PolyCollection
+    from matplotlib.colors import Normalize
+    from matplotlib.figure import Figure
+
     layout = flame_layout(stacks, min_fraction=min_fraction)
     total = layout.attrs["total"]
     if max_depth is not None:

@@ -259,7 +259,7 @@ def jfr_stacks(
             continue
         trace_frames = trace["frames"]
         deepest = max(deepest, len(trace_frames))
-        frames = [names_by_frame.get(id(frame)) for frame in reversed(trace_frames)]
+        frames = list(map(names_by_frame.get, map(id, reversed(trace_frames))))
         if None in frames:
             for index, frame in enumerate(reversed(trace_frames)):
                 if frames[index] is not None:

@@ -261,6 +261,7 @@ class _Chunk:
         self.decoders = _Decoders(self._compile_decoder)
         self._caches: dict[int, dict] = {}
         self._bytes_caches: dict[int, dict[bytes, dict]] = {}
+        self._patterns: dict[int, tuple] = {}
         self._namespace = {"_read_string": _read_string, "_unpack_from": struct.unpack_from,
                            "decoders": self.decoders, "_time": self._time, "_STRING_TYPE": self.string_type_id,
                            "_split_array": self._split_array, "_intern_bytes": self._intern_bytes}
@@ -280,13 +281,23 @@ class _Chunk:
              self._namespace)
         return self._namespace[f"decode_{type_id}"]
 
+    def _compile_event_decoder(self, type_id: int):
+        declared = self.types[type_id]
+        exec(compile(_decoder_source(declared, self.types, event=True), f"<jfr decoder of event {declared.name}>",
+                     "exec"), self._namespace)
+        # References left after reading: strings that name the string pool, inline values of other types.
+        walk = any(field.kind in (_STRING, _STRUCT) or (field.array and field.kind == _POOL) for field in declared.fields)
+        return self._namespace[f"decode_event_{type_id}"], walk
+
     def _split_array(self, type_id: int, data: bytes, position: int, count: int) -> tuple[list[bytes], int]:
         """The bytes of each of `count` consecutive values of an interned type, and the position after them.
 
         Patterns of 16, 4 and 1 values (one group each) take the array in a few matches: one pattern per
         length would cost more to compile than it saves.
         """
-        patterns = _block_patterns(_element_pattern(self.types[type_id]))
+        patterns = self._patterns.get(type_id)
+        if patterns is None:
+            patterns = self._patterns[type_id] = _block_patterns(_element_pattern(self.types[type_id]))
         parts: list[bytes] = []
         for size, pattern in patterns:
             while count >= size:
@@ -369,9 +380,14 @@ class _Chunk:
         for type_id, pool in self.pools.items():
             if not self._holds_references(type_id):
                 continue  # a stack trace: a flag and interned frames, walked above
-            for value in pool.values():
-                if type(value) is dict or type(value) is list:
+            for key, value in pool.items():
+                if type(value) is tuple:  # a simple type whose one field names another pool's entry
+                    pool[key] = self._target(value)
+                elif type(value) is dict or type(value) is list:
                     self._walk(value)
+        for type_id in self.types:
+            self._namespace[f"_pool_{type_id}"] = self.pools.get(type_id, {})
+        self.event_decoders = _Decoders(self._compile_event_decoder)
 
     def _holds_references(self, type_id: int, seen: frozenset = frozenset()) -> bool:
         """Whether a value of this type can hold a reference outside interned values (which are walked apart)."""
@@ -417,14 +433,6 @@ class _Chunk:
                 if (kind is dict or kind is list) and id(item) not in visited:
                     stack.append(item)
 
-    def resolve(self, value):
-        """value with every constant-pool reference replaced by what it refers to (pool objects are shared)."""
-        if type(value) is tuple:
-            return self._target(value)
-        if type(value) is dict or type(value) is list:
-            self._walk(value)
-        return value
-
     # -- events ------------------------------------------------------------
     def events(self, wanted: set[str] | None) -> Iterable[dict]:
         data = self.data
@@ -434,8 +442,8 @@ class _Chunk:
                       if wanted is None or declared.name in wanted}
         wanted_ids.pop(METADATA_TYPE_ID, None)
         wanted_ids.pop(CONSTANT_POOL_TYPE_ID, None)
-        decoders = self.decoders
-        resolve = self.resolve
+        decoders = self.event_decoders
+        walk = self._walk
         while position < end:
             size, after_size = _varint(data, position)
             if size <= 0:
@@ -443,8 +451,11 @@ class _Chunk:
             type_id, offset = _varint(data, after_size)
             declared = wanted_ids.get(type_id)
             if declared is not None:
-                values, _ = decoders[type_id](data, offset)
-                yield {"type": declared.name, "values": resolve(values)}
+                decode, needs_walk = decoders[type_id]
+                values, _ = decode(data, offset)
+                if needs_walk:
+                    walk(values)
+                yield {"type": declared.name, "values": values}
             position += size
 
 
@@ -532,11 +543,15 @@ def _internable(declared: _Type) -> bool:
 
 
 def _field_source(field: _Field, target: str, indent: str, types: dict[int, _Type], index: int,
-                  type_id: int, raw_references: bool = False) -> list[str]:
+                  type_id: int, raw_references: bool = False, pools_linked: bool = False) -> list[str]:
     type_name = types[field.type_id].name if field.type_id in types else ""
     if field.kind == _POOL:
         lines = _varint_source(target, indent)
-        return lines if raw_references else lines + [f"{indent}{target} = ({field.type_id}, {target})"]
+        if raw_references:
+            return lines
+        if pools_linked:  # an event's field, read after every pool is linked: the object itself
+            return lines + [f"{indent}{target} = _pool_{field.type_id}.get({target})"]
+        return lines + [f"{indent}{target} = ({field.type_id}, {target})"]
     if field.kind == _VARINT:
         lines = _varint_source(target, indent)
         mask, sign = _MASKS.get(type_name, (None, None))
@@ -564,7 +579,8 @@ def _field_source(field: _Field, target: str, indent: str, types: dict[int, _Typ
     return [f"{indent}{target}, p = decoders[{field.type_id}](data, p)"]
 
 
-def _struct_source(declared: _Type, types: dict[int, _Type], indent: str, prefix: str, result: str) -> list[str]:
+def _struct_source(declared: _Type, types: dict[int, _Type], indent: str, prefix: str, result: str,
+                   pools_linked: bool = False) -> list[str]:
     """Lines that read one value of `declared` at data[p] into `result`, advancing p."""
     type_id = declared.type_id
     internable = _internable(declared)
@@ -579,9 +595,10 @@ def _struct_source(declared: _Type, types: dict[int, _Type], indent: str, prefix
             # costs a dictionary look-up instead of four integers decoded in Python.
             lines += _varint_source(f"{target}_n", indent)
             lines += [f"{indent}{target}_parts, p = _split_array({element.type_id}, data, p, {target}_n)",
-                      f"{indent}{target}_get = _bytes_cache_{element.type_id}.get",
-                      f"{indent}{target} = [{target}_get(k) or _intern_bytes({element.type_id}, k) for k in "
-                      f"{target}_parts]"]
+                      f"{indent}{target} = list(map(_bytes_cache_{element.type_id}.get, {target}_parts))",
+                      f"{indent}if None in {target}:",
+                      f"{indent}    {target} = [_intern_bytes({element.type_id}, k) if v is None else v "
+                      f"for k, v in zip({target}_parts, {target})]"]
         elif field.array:
             lines += _varint_source(f"{target}_n", indent)
             lines.append(f"{indent}{target} = []")
@@ -589,7 +606,8 @@ def _struct_source(declared: _Type, types: dict[int, _Type], indent: str, prefix
             lines += _field_source(field, f"{target}_item", indent + "    ", types, index, type_id)
             lines.append(f"{indent}    {target}.append({target}_item)")
         else:
-            lines += _field_source(field, target, indent, types, index, type_id, raw_references=internable)
+            lines += _field_source(field, target, indent, types, index, type_id, raw_references=internable,
+                                   pools_linked=pools_linked)
     if declared.simple and len(declared.fields) == 1:
         return lines + [f"{indent}{result} = {names[0]}"]
     if not internable:
@@ -607,12 +625,13 @@ def _struct_source(declared: _Type, types: dict[int, _Type], indent: str, prefix
     ]
 
 
-def _decoder_source(declared: _Type, types: dict[int, _Type]) -> str:
-    """Python source of decode_<id>(data, p) -> (value, next p) for one declared type."""
-    lines = [f"def decode_{declared.type_id}(data, p):"]
+def _decoder_source(declared: _Type, types: dict[int, _Type], event: bool = False) -> str:
+    """Python source of decode_<id>(data, p) -> (value, next p) for one declared type (decode_event_<id> for an
+    event's fields, whose references are looked up in the linked pools as they are read)."""
+    lines = [f"def decode_{'event_' if event else ''}{declared.type_id}(data, p):"]
     if declared.name == "java.lang.String":
         return "\n".join(lines + ["    return _read_string(data, p, _STRING_TYPE)"])
-    lines += _struct_source(declared, types, "    ", "v", "value")
+    lines += _struct_source(declared, types, "    ", "v", "value", pools_linked=event)
     return "\n".join(lines + ["    return value, p"])
 
 
