@@ -248,6 +248,7 @@ def jfr_stacks(
     # A recording read from the binary file shares one dict per distinct frame; naming it once by its id is
     # safe while `events` keeps every frame alive, which it does for the whole call.
     names_by_frame: dict[int, str] = {}
+    folded_by_trace: dict[int, str] = {}
     counts: dict[str, int] = {}
     deepest = 0
     for event in events:
@@ -259,6 +260,12 @@ def jfr_stacks(
             continue
         trace_frames = trace["frames"]
         deepest = max(deepest, len(trace_frames))
+        if not thread_root:
+            # The binary reader shares one trace dict between the events that recorded the same stack.
+            folded = folded_by_trace.get(id(trace))
+            if folded is not None:
+                counts[folded] = counts.get(folded, 0) + 1
+                continue
         frames = list(map(names_by_frame.get, map(id, reversed(trace_frames))))
         if None in frames:
             for index, frame in enumerate(reversed(trace_frames)):
@@ -278,6 +285,8 @@ def jfr_stacks(
         if thread_root:
             frames.insert(0, clean_frame(_thread_name(values.get("sampledThread") or values.get("eventThread"))))
         stack = ";".join(frames)
+        if not thread_root:
+            folded_by_trace[id(trace)] = stack
         counts[stack] = counts.get(stack, 0) + 1
     # A handful of samples can all be shallow by chance (a window cut to a few samples); many cannot.
     if deepest == PRINT_DEFAULT_STACK_DEPTH and sum(counts.values()) >= CUT_STACKS_MIN_SAMPLES:

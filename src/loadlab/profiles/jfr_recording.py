@@ -7,8 +7,15 @@ gives them, so every table function in jfr.py reads either source:
 {"type": "jdk.X", "values": {...}}, with timestamps as ISO-8601 instants,
 timespans as ISO-8601 durations, constant-pool references resolved and
 "simple" types (one field, such as jdk.types.Symbol) replaced by their value.
-tests/test_profiles_jfr_recording.py checks the tables from both sources
-against each other on one real recording.
+tests/test_profiles_jfr_recording.py checks every field of every event, and
+the tables, against `jfr print` on one real recording. Objects from the
+constant pools are shared, not copied: events that recorded the same stack
+hold the same stack-trace dict, and equal frames are one dict.
+
+Speed (benchmarks/bench_profiles.py): each type's decoder is Python source
+generated from the metadata and compiled when first needed; a stack trace's
+frames are split by one regular expression per block of frames and looked
+up by their bytes; events of types not asked for are skipped by their size.
 
 The format (JDK 11 and later, version 2.x) as the JDK's own reader
 (jdk.jfr.internal.consumer: ChunkHeader, ChunkParser, MetadataReader,
@@ -636,27 +643,17 @@ def _decoder_source(declared: _Type, types: dict[int, _Type], event: bool = Fals
 
 
 def _instant(nanos: int) -> str:
-    """nanoseconds since the epoch as java.time.Instant prints them (fraction in groups of 3 digits)."""
+    """nanoseconds since the epoch as ISO-8601 UTC text with all nine digits, as `jfr print --json` writes them."""
     seconds, fraction = divmod(nanos, 1_000_000_000)
     text = _SECONDS_TEXT.get(seconds)
     if text is None:
         if len(_SECONDS_TEXT) > 100_000:
             _SECONDS_TEXT.clear()
-        text = _SECONDS_TEXT[seconds] = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    return text + _fraction(fraction) + "Z"
+        text = _SECONDS_TEXT[seconds] = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.")
+    return f"{text}{fraction:09d}Z"
 
 
 _SECONDS_TEXT: dict[int, str] = {}  # events come thousands to a second
-
-
-def _fraction(nanos: int) -> str:
-    if nanos == 0:
-        return ""
-    if nanos % 1_000_000 == 0:
-        return f".{nanos // 1_000_000:03d}"
-    if nanos % 1_000 == 0:
-        return f".{nanos // 1_000:06d}"
-    return f".{nanos:09d}"
 
 
 def _duration(nanos: int) -> str:
