@@ -19,6 +19,8 @@
 //               down a latch; elapsed_s: first start -> latch released (the
 //               threads are joined afterwards, untimed). Defaults: 5 warm-up +
 //               10 measured iterations in one JVM, as JMH would.
+//               peak_live_platform_threads: ThreadMXBean's peak over the
+//               iteration (reset before it), live_platform_threads_before.
 //   switches    S1-vthread-switches: N short blocking tasks (each Thread.sleep
 //               of --sleep-ms), started and joined; kernel context switches of
 //               the whole process over that interval, and over an idle interval
@@ -57,6 +59,7 @@
 import java.io.IOException;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -197,6 +200,11 @@ public final class Spawn {
         System.gc();
         long heapBefore = usedHeap();
         boolean peakReset = resetPeakRss();
+        // The JVM's own count of live platform threads (virtual threads are not in it, their carriers are):
+        // how many of the N platform threads were alive at once.
+        ThreadMXBean threadBean = ManagementFactory.getThreadMXBean();
+        int liveBefore = threadBean.getThreadCount();
+        threadBean.resetPeakThreadCount();
         Snapshot before = Snapshot.take();
 
         long t0 = System.nanoTime();
@@ -229,6 +237,8 @@ public final class Spawn {
         line.put("heap_delta_bytes", heapReleased - heapBefore);
         line.put("threads_before", before.threads);
         line.put("threads", released.threads);
+        line.put("live_platform_threads_before", liveBefore);
+        line.put("peak_live_platform_threads", threadBean.getPeakThreadCount());
         putSwitches(line, "", before, released);
         line.put("checksum", checksum);
     }

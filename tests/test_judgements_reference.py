@@ -143,8 +143,14 @@ def test_s4_on_the_claims_level(processed):
 
 def test_s5_on_the_microbenchmarks():
     latch, latch_run = study.measure_or_load_frame("05-microbench-sqrt-latch-quick", None, "latest")
-    verdicts = s5.sqrt_latch(latch, CLAIMS, "05-virtual-threads", latch_run)
+    fresh, fresh_run = study.measure_or_load_frame("05-microbench-sqrt-latch-fresh-quick", None, "latest")
+    verdicts = s5.sqrt_latch(latch, CLAIMS, "05-virtual-threads", latch_run, fresh=fresh, fresh_run_id=fresh_run)
     assert [v.claim_id for v in verdicts] == ["S5-time", "S5-memory"]
+    # S5-memory from one iteration per fresh JVM, with the coexisting threads measured, not assumed.
+    memory = verdicts[1]
+    assert memory.run_id == fresh_run and "ThreadMXBean" in memory.explanation
+    assert memory.n_baseline == int((fresh["version"].astype(str).str.startswith("21")
+                                     & (fresh["condition"] == "java-platform")).sum())
     time = verdicts[0]
     assert time.n_baseline == int((latch["version"].astype(str).str.startswith("21") & (latch["condition"] == "java-platform")).sum())
     assert time.measured_ratio is not None and time.measured_ratio < 1  # virtual threads are faster here

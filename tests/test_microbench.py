@@ -249,6 +249,13 @@ def test_the_image_runs_every_program_and_leaves_no_container(docker_client):
             client, microbench.java_command("virtual", "sqrt_latch", 1000, warmup=1, iterations=2), **options))
         assert list(latch["warmup"]) == [True, False, False]
         assert (latch["elapsed_ms"] > 0).all() and latch["checksum"].nunique() == 1
+        # Virtual threads: ThreadMXBean counts platform threads, so only carriers can add to the peak.
+        assert (latch["peak_live_platform_threads"] - latch["live_platform_threads_before"] <= 64).all()
+        fresh = microbench.tidy(microbench.run(
+            client, microbench.java_command("platform", "sqrt_latch", 1000, warmup=0, iterations=1), **options))
+        assert len(fresh) == 1 and not fresh["warmup"].iloc[0]
+        # 1,000 platform threads started: the peak holds at least one of them and at most all.
+        assert 1 <= int(fresh["peak_live_platform_threads"].iloc[0] - fresh["live_platform_threads_before"].iloc[0]) <= 1000
 
         with pytest.raises(TrialFailure) as failed:
             microbench.run(client, ["spawn-go", "--tasks", "0"], **options)
