@@ -159,7 +159,7 @@ def judge_ratio(baseline, candidate, claimed_ratio: float, family: Family, noise
     test = stats.mann_whitney(baseline, candidate)
     p_family = min(1.0, test.p_value * family.size)
     if not (np.all(baseline > 0) and np.all(candidate > 0)):
-        return RatioJudgement(INCONCLUSIVE, "a ratio needs positive values in every trial (some are zero)",
+        return RatioJudgement(INCONCLUSIVE, "a ratio needs positive values in every trial (some are zero or negative)",
                               ratio=ratio_of_medians, ci_low=math.nan, ci_high=math.nan, p_value=test.p_value,
                               p_family=p_family, baseline_median=baseline_median, candidate_median=candidate_median,
                               ratio_of_medians=ratio_of_medians, **common)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements._common import MIB, judge_claimed_ratio
-from loadlab.judgements.rule import CONTRADICTED, HOLDS, Family
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, Family
 
 FAMILY = Family("S5", 2)
 LABELS = ("java-platform", "java-virtual")
@@ -39,13 +41,34 @@ def sqrt_latch(latch: pd.DataFrame, claims: dict[str, Claim], notebook: str, run
                   "iterations left thread stacks in glibc's cache")
         return [time, memory]
     fresh_rows = _jdk_rows(fresh, jdk)
+    claim = claims["S5-memory"]
     memory = judge_claimed_ratio(
-        claims["S5-memory"], fresh_rows, "peak_rss_delta_mib", LABELS, KEYS, FAMILY, {}, notebook,
+        claim, fresh_rows, "peak_rss_delta_mib", LABELS, KEYS, FAMILY, {}, notebook,
         fresh_run_id or run_id, label_column="condition",
         context=(f"microbenchmark on JDK {jdk}: 10,000 threads each computing one square root, then a latch; "
                  f"one iteration in a fresh JVM per run, {len(fresh_rows)} runs; {SOURCE_SETUP}"),
         extra="the metric is the process's peak RSS growth (VmHWM) over the iteration; " + coexisting_threads(fresh_rows))
-    return [time, memory]
+    return [time, _platform_memory_far_below_claim(memory, claim, fresh_rows)]
+
+
+# The claim's platform-thread memory is judged on its own when the ratio cannot be (a run whose RSS did not
+# grow): a largest measured growth under a tenth of the claimed figure cannot be the claimed cost.
+FAR_BELOW_CLAIM_FRACTION = 0.1
+
+
+def _platform_memory_far_below_claim(memory: Verdict, claim: Claim, fresh_rows: pd.DataFrame) -> Verdict:
+    claimed_mb = (claim.values or {}).get("platform")
+    platform = fresh_rows.loc[fresh_rows["condition"] == LABELS[0], "peak_rss_delta_bytes"].dropna()
+    if memory.verdict != INCONCLUSIVE or not claimed_mb or platform.empty:
+        return memory
+    largest_mb = float(platform.max()) / 1e6
+    if largest_mb >= FAR_BELOW_CLAIM_FRACTION * float(claimed_mb):
+        return memory
+    return dataclasses.replace(
+        memory, verdict=CONTRADICTED,
+        explanation=(f"the claimed {claimed_mb:,.0f} MB for 10,000 platform threads is not approached: the largest "
+                     f"peak RSS growth of {len(platform)} fresh-JVM runs was {largest_mb:.1f} MB, under a tenth of it "
+                     f"(the ratio itself cannot be formed: {memory.explanation})"))
 
 
 def coexisting_threads(fresh_rows: pd.DataFrame) -> str:
