@@ -75,14 +75,13 @@ def coexisting_threads(fresh_rows: pd.DataFrame) -> str:
     """What the JVM's peak live platform thread count says about how many threads coexisted (medians)."""
     if "peak_live_platform_threads" not in fresh_rows or fresh_rows["peak_live_platform_threads"].isna().all():
         return "the peak count of live threads was not recorded in this run"
+    at_peak = fresh_rows["peak_live_platform_threads"] - fresh_rows["live_platform_threads_before"]
     parts = []
     for label in LABELS:
-        own = fresh_rows[fresh_rows["condition"] == label]
+        own = at_peak[fresh_rows["condition"] == label]
         if own.empty:
             continue
-        peak = float((own["peak_live_platform_threads"] - own["live_platform_threads_before"]).median())
-        parts.append(f"{label} {peak:,.0f} (range {int((own['peak_live_platform_threads'] - own['live_platform_threads_before']).min()):,}"
-                     f"-{int((own['peak_live_platform_threads'] - own['live_platform_threads_before']).max()):,})")
+        parts.append(f"{label} {float(own.median()):,.0f} (range {int(own.min()):,}-{int(own.max()):,})")
     return ("platform threads alive at once beyond those before the iteration, at the JVM's peak "
             "(ThreadMXBean, median of runs): " + ", ".join(parts) + ", of the 10,000 started")
 

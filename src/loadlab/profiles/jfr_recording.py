@@ -90,13 +90,12 @@ class _Field:
 
 
 class _Type:
-    __slots__ = ("type_id", "name", "simple", "fields", "super_type")
+    __slots__ = ("type_id", "name", "simple", "fields")
 
-    def __init__(self, type_id, name, simple, super_type):
+    def __init__(self, type_id, name, simple):
         self.type_id = type_id
         self.name = name
         self.simple = simple
-        self.super_type = super_type
         self.fields: list[_Field] = []
 
 
@@ -116,26 +115,8 @@ class _Input:
         self.position = position
 
     def varint(self) -> int:
-        data = self.data
-        position = self.position
-        byte = data[position]
-        if byte < 0x80:
-            self.position = position + 1
-            return byte
-        result = byte & 0x7F
-        shift = 7
-        position += 1
-        while shift < 56:
-            byte = data[position]
-            position += 1
-            result |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                self.position = position
-                return result
-            shift += 7
-        result |= data[position] << 56  # the ninth byte keeps all 8 bits
-        self.position = position + 1
-        return result
+        value, self.position = _varint(self.data, self.position)
+        return value
 
     def byte(self) -> int:
         value = self.data[self.position]
@@ -230,8 +211,7 @@ class _Chunk:
         annotation_names: dict[str, str] = {c.attributes["id"]: c.attributes["name"] for c in classes}
         for element in classes:
             attributes = element.attributes
-            declared = _Type(int(attributes["id"]), attributes["name"], attributes.get("simpleType") == "true",
-                             attributes.get("superType"))
+            declared = _Type(int(attributes["id"]), attributes["name"], attributes.get("simpleType") == "true")
             self.types[declared.type_id] = declared
             self.by_name[declared.name] = declared
         for element in classes:
@@ -275,8 +255,8 @@ class _Chunk:
                            "_split_array": self._split_array, "_intern_bytes": self._intern_bytes}
         for declared in self.types.values():
             self._namespace[f"_time_{declared.type_id}"] = [field.time for field in declared.fields]
-            self._namespace[f"_cache_{declared.type_id}"] = self._caches[declared.type_id] = {}
             if _internable(declared):
+                self._namespace[f"_cache_{declared.type_id}"] = self._caches[declared.type_id] = {}
                 self._namespace[f"_bytes_cache_{declared.type_id}"] = self._bytes_caches[declared.type_id] = {}
 
     def _compile_decoder(self, type_id: int):
@@ -380,8 +360,7 @@ class _Chunk:
         values (a stack trace's frames) needs no walk of its own, which is what keeps this cheap.
         """
         self._visited: set[int] = set()
-        self._interned_ids = {id(value) for cache in self._caches.values() for value in cache.values()
-                              if type(value) is dict}
+        self._interned_ids = {id(value) for cache in self._caches.values() for value in cache.values()}
         for cache in self._caches.values():
             for value in cache.values():
                 self._walk(value)
