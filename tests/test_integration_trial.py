@@ -1,5 +1,6 @@
 """End to end on real containers: go-nethttp driven by the real loadgen image."""
 
+import gzip
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from conftest import build_or_skip
 from loadlab.config import TrialConfig, new_run_id
 from loadlab.harness import container
 from loadlab.harness.trial import run_trial
+from loadlab.loadgen import wrk
 from loadlab.rundir import RunDirectory
 
 pytestmark = pytest.mark.docker
@@ -34,9 +36,12 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert row["memory_peak_bytes"] > 0 and row["samples"] >= 2
     assert row["server_cpu_seconds"] > 0
     assert row["runtime_version"].startswith("go1.")
-    for name in ("trial.json", "result.json", "health.json", "verify.json", "wrk.json", "timeseries.csv", "server.log"):
+    for name in ("trial.json", "result.json", "health.json", "verify.json.gz", "wrk.json.gz", "timeseries.csv",
+                 "server.log"):
         assert (trial_dir / name).is_file(), name
-    assert json.loads((trial_dir / "verify.json").read_text())["passed"]
+    assert not (trial_dir / "wrk.json").exists()  # kept compressed only
+    assert json.loads(gzip.decompress((trial_dir / "verify.json.gz").read_bytes()))["passed"]
+    assert wrk.read_report(trial_dir / "wrk.json.gz").requests == row["requests"]
     assert container.leftovers(docker_client, run_id) == []
 
 

@@ -130,7 +130,7 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
                 run_id_box["run"] = run_dir.name
                 trial = next(t["trial"] for t in manifest["trial_order"] if t["condition"].startswith(label + "@"))
                 partial = run_dir / "trials" / f"{trial}.partial"
-                if (partial / "verify.json").exists():
+                if (partial / "verify.json.gz").exists():
                     loadgens = images_ready.containers.list(filters={"label": [f"loadlab.run={run_dir.name}", "loadlab.role=loadgen"]})
                     if loadgens:
                         time.sleep(1.5)

@@ -1,5 +1,6 @@
 """Parse wrk reports written by servers/loadgen/report.lua (fixtures: tests/fixtures/README.md)."""
 
+import gzip
 import re
 
 import pytest
@@ -51,3 +52,17 @@ def test_command_uses_the_report_script_and_pipelining():
     assert argv[:5] == ["wrk", "-t1", "-c64", "-d10s", "--timeout=2s"] and wrk.REPORT_LUA in argv
     argv, env = wrk.command("http://127.0.0.1:1/json", 64, 10, pipeline_depth=16)
     assert wrk.PIPELINE_LUA in argv and env["PIPELINE_DEPTH"] == "16"
+
+
+def test_a_kept_report_reads_the_same_compressed_or_plain(tmp_path):
+    plain = fixture_path("wrk", "json-c16-2s.json")
+    (tmp_path / "wrk.json.gz").write_bytes(gzip.compress(open(plain, "rb").read()))
+    assert wrk.read_report(tmp_path / "wrk.json.gz") == wrk.read_report(plain)
+
+
+def test_a_trial_folder_keeps_its_report_compressed_or_plain(tmp_path):
+    assert wrk.stored_report(tmp_path) is None
+    (tmp_path / "wrk.json").write_bytes(b"{}")
+    assert wrk.stored_report(tmp_path) == tmp_path / "wrk.json"  # runs before 2026-11-25
+    (tmp_path / "wrk.json.gz").write_bytes(gzip.compress(b"{}"))
+    assert wrk.stored_report(tmp_path) == tmp_path / "wrk.json.gz"

@@ -108,8 +108,9 @@ def _latency_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
         if row.status != "ok":
             continue
         trial_dir = run.trial_dir(row.trial)
-        if (trial_dir / wrk.REPORT_NAME).exists():
-            report = wrk.read_report(trial_dir / wrk.REPORT_NAME)
+        stored = wrk.stored_report(trial_dir)
+        if stored is not None:
+            report = wrk.read_report(stored)
             spectrum = sorted(report.spectrum_s.items())
             source = "wrk"
         else:

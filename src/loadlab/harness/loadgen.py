@@ -10,6 +10,7 @@ stays one uninterrupted wrk or vegeta run. Every invocation is wrapped in
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import shutil
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from loadlab.errors import TrialFailure
 from loadlab.harness import container
 from loadlab.loadgen import vegeta, wrk
-from loadlab.rundir import write_text_atomic
+from loadlab.rundir import write_bytes_atomic, write_text_atomic
 
 # Beyond the load itself: process start, wrk's final report, vegeta's encode.
 DEADLINE_MARGIN_S = 30.0
@@ -57,7 +58,7 @@ class LoadgenContainer:
 
 def run_wrk(loadgen: LoadgenContainer, subdir: str, url: str, connections: int, duration_s: int,
             threads: int, timeout_s: int, pipeline_depth: int) -> wrk.WrkReport:
-    """One wrk run writing `<subdir>/wrk.json` (subdir relative to the trial folder)."""
+    """One wrk run writing `<subdir>/wrk.json`, kept as wrk.json.gz (subdir relative to the trial folder)."""
     argv, environment = wrk.command(url, connections, duration_s, threads, timeout_s, pipeline_depth)
     relative = f"{subdir}/{wrk.REPORT_NAME}" if subdir else wrk.REPORT_NAME
     environment["WRK_REPORT"] = f"/out/{relative}"
@@ -67,7 +68,10 @@ def run_wrk(loadgen: LoadgenContainer, subdir: str, url: str, connections: int, 
     report = loadgen.output_dir / relative
     if not report.exists():
         raise TrialFailure("loadgen-error", "wrk wrote no report", log_path.read_text(errors="replace")[-4000:])
-    return wrk.read_report(report)
+    parsed = wrk.read_report(report)
+    write_bytes_atomic(report.with_name(wrk.STORED_REPORT_NAME), gzip.compress(report.read_bytes(), compresslevel=9))
+    report.unlink()
+    return parsed
 
 
 def run_vegeta(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float, duration_s: float,

@@ -7,6 +7,7 @@ module returns is in seconds, bytes and counts.
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,9 @@ from loadlab.stats import latency
 
 REPORT_LUA = "/opt/loadlab/report.lua"
 PIPELINE_LUA = "/opt/loadlab/pipeline.lua"
-REPORT_NAME = "wrk.json"
+REPORT_NAME = "wrk.json"  # what report.lua writes
+# What a trial keeps: the spectrum's 1,000-odd points made wrk.json 17 KB, 5 MB of the reference data's budget.
+STORED_REPORT_NAME = "wrk.json.gz"
 ERROR_KINDS = ("connect", "read", "write", "status", "timeout")
 # The percentiles a tidy trial row carries (the whole spectrum stays in raw): loadlab.stats.latency's.
 SUMMARY_PERCENTILES = latency.SUMMARY_PERCENTILES
@@ -71,7 +74,17 @@ def parse_report(text: str) -> WrkReport:
 
 
 def read_report(path: Path) -> WrkReport:
-    return parse_report(Path(path).read_text())
+    """The report in a wrk.json or a wrk.json.gz (runs before 2026-11-25 kept it plain)."""
+    data = Path(path).read_bytes()
+    return parse_report((gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode())
+
+
+def stored_report(directory: Path) -> Path | None:
+    """The wrk report a trial folder keeps, compressed or plain; None when it has none."""
+    for name in (STORED_REPORT_NAME, REPORT_NAME):
+        if (Path(directory) / name).exists():
+            return Path(directory) / name
+    return None
 
 
 def command(
