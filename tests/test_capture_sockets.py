@@ -48,3 +48,29 @@ def test_established_connections_are_counted_from_the_kernel_socket_table():
         finally:
             for connection in clients + accepted:
                 connection.close()
+
+
+def test_accepted_connections_are_counted_by_the_kernel():
+    import os
+
+    from loadlab.harness.capture import tcp_passive_opens
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        port = listener.getsockname()[1]
+        before = tcp_passive_opens(os.getpid())
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]
+        try:
+            after = tcp_passive_opens(os.getpid())
+        finally:
+            for connection in clients:
+                connection.close()
+    # Host-wide: the 20 handshakes completed here, and anything else the host accepted meanwhile (little).
+    assert 20 <= after - before < 40
+
+
+def test_the_accepted_count_of_a_process_that_does_not_exist_is_unknown():
+    from loadlab.harness.capture import tcp_passive_opens
+
+    assert tcp_passive_opens(2**22 + 1) is None  # above the kernel's largest pid

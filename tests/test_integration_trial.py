@@ -42,6 +42,26 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert not (trial_dir / "wrk.json").exists()  # kept compressed only
     assert json.loads(gzip.decompress((trial_dir / "verify.json.gz").read_bytes()))["passed"]
     assert wrk.read_report(trial_dir / "wrk.json.gz").requests == row["requests"]
+    # Keep-alive: wrk's 16 connections carried every request of the window.
+    assert row["connection_mode"] == "keep-alive" and 16 <= row["connections_accepted"] < 40
+    assert container.leftovers(docker_client, run_id) == []
+
+
+def test_a_connection_per_request_trial_opens_one_connection_for_each_request(docker_client, go_image, tmp_path):
+    run_id = new_run_id("test")
+    run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)
+    config = TrialConfig(server="go-nethttp", route="/json", connections=16, duration_s="2s", warmup_s="1s",
+                         connection_mode="per-request").validate()
+    partial = run.begin_trial(1)
+    row = run_trial(config, partial, run_id, docker_client, 1, log=lambda m: None)
+    run.finish_trial(1, partial)
+
+    assert row["status"] == "ok", row
+    print(f"per-request: {row['requests']} requests, {row['connections_accepted']} connections accepted "
+          f"({row['connections_accepted_per_request']:.3f} per request)")
+    # One connection per request, plus wrk's first 16 and the few the harness opens.
+    assert row["requests"] > 100
+    assert row["requests"] <= row["connections_accepted"] <= row["requests"] * 1.02 + 40
     assert container.leftovers(docker_client, run_id) == []
 
 

@@ -181,3 +181,8 @@ def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rat
     own = provenance._load_text({"load": {**load, "capacity_basis": "own"}})
     assert "0.5 of each server's capacity offered" in own
     assert "0.5 of the slowest server's capacity, the same rate for every server" in setup_text({"parameters": {"load": load}}, 0.5)
+
+
+def test_the_block_says_whether_connections_were_reused():
+    assert "keep-alive" in provenance.connection_mode({"mode": "closed"})
+    assert provenance.connection_mode({"connection_mode": "per-request"}).startswith("a new connection per request")

@@ -39,6 +39,8 @@ def config(**overrides):
         ({"settings": {"PORT": "80"}}, "setting PORT", "set by the harness"),
         ({"variant": "jdk99"}, "variant", "latest"),
         ({"pipeline_depth": 0}, "pipeline_depth", "from 1 to 256"),
+        ({"connection_mode": "close"}, "connection_mode", "per-request"),
+        ({"connection_mode": "per-request", "pipeline_depth": 8}, "pipeline_depth", "cannot carry a pipeline"),
     ],
 )
 def test_bad_trial_parameters_name_the_parameter_and_what_is_allowed(overrides, parameter, allowed):
@@ -51,6 +53,11 @@ def test_bad_trial_parameters_name_the_parameter_and_what_is_allowed(overrides, 
 def test_a_good_config_validates_and_normalizes():
     checked = config(settings={"GOMAXPROCS": 1}).validate()
     assert checked.duration_s == 3.0 and checked.variant == "latest" and checked.settings == {"GOMAXPROCS": "1"}
+
+
+def test_a_connection_per_request_is_its_own_condition():
+    assert "new-connection-per-request" in config(connection_mode="per-request").validate().label()
+    assert "connection" not in config().validate().label()  # keep-alive, the default: labels of earlier runs stand
 
 
 def test_durations():

@@ -136,7 +136,7 @@ BASE = {
 
 
 @pytest.mark.parametrize("document, parameter, allowed", [
-    ({**BASE, "load": {"conections": [3]}}, "load.conections", "one of the known fields: capacity_basis, capacity_fractions, connections"),
+    ({**BASE, "load": {"conections": [3]}}, "load.conections", "one of the known fields: capacity_basis, capacity_fractions, connection_mode, connections"),
     ({**BASE, "servers": [{"server": "go-nethttp", "setings": {}}]}, "servers[0].setings", "one of the known fields: capacity_rps, cpu_quota, label, profilers, route"),
     ({**BASE, "placement": {"server_cpus": 1}}, "placement.server_cpus", "a cpuset string"),
     ({**BASE, "load": {"connections": ["many"]}}, "load.connections", "a non-empty list of integers >= 1"),

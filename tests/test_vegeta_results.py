@@ -49,3 +49,9 @@ def test_a_fractional_rate_is_sent_as_the_whole_count_vegeta_parses():
     # the 01 open loop of 2026-11-25, where half of a measured capacity was 8166.87 req/s).
     script = vegeta.attack_command("http://127.0.0.1:1/json", 8166.87, 5, 10, 10000)[-1]
     assert "-rate=8167/s" in script
+
+
+def test_a_connection_per_request_turns_keep_alive_off():
+    assert "-keepalive=true" in vegeta.attack_command("http://127.0.0.1:1/json", 100, 5, 2, 10000)[-1]
+    script = vegeta.attack_command("http://127.0.0.1:1/json", 100, 5, 2, 10000, connection_per_request=True)[-1]
+    assert "-keepalive=false" in script and "-keepalive=true" not in script

@@ -52,6 +52,12 @@ def test_command_uses_the_report_script_and_pipelining():
     assert argv[:5] == ["wrk", "-t1", "-c64", "-d10s", "--timeout=2s"] and wrk.REPORT_LUA in argv
     argv, env = wrk.command("http://127.0.0.1:1/json", 64, 10, pipeline_depth=16)
     assert wrk.PIPELINE_LUA in argv and env["PIPELINE_DEPTH"] == "16"
+    assert "Connection: close" not in argv
+
+
+def test_a_connection_per_request_asks_the_server_to_close():
+    argv, _ = wrk.command("http://127.0.0.1:1/json", 64, 10, connection_per_request=True)
+    assert argv[argv.index("-H") + 1] == "Connection: close" and argv[-1] == "http://127.0.0.1:1/json"
 
 
 def test_a_kept_report_reads_the_same_compressed_or_plain(tmp_path):

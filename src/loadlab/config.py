@@ -24,6 +24,7 @@ from loadlab.servers import get_server
 # A loadgen core at or above this utilization measured itself, not the server.
 LOADGEN_SATURATION_UTILIZATION = 0.95
 LOAD_MODES = ("closed", "open")
+CONNECTION_MODES = ("keep-alive", "per-request")
 
 
 PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy", "uprobes", "jfr-locks")
@@ -135,6 +136,10 @@ class TrialConfig:
     loadgen_threads: int = 1
     request_timeout_s: int = 2
     pipeline_depth: int = 1
+    # "keep-alive": each loadgen connection carries request after request; "per-request": every request
+    # asks `Connection: close`, so the server closes after answering and the loadgen opens a new connection
+    # (a short-lived connection per request, as S1's load was).
+    connection_mode: str = "keep-alive"
     server_cpus: str = "1"
     loadgen_cpus: str = "0"
     memory_limit_bytes: int = 2 * 1024**3
@@ -184,6 +189,12 @@ class TrialConfig:
                 raise ParameterError("pipeline_depth", self.pipeline_depth, "1 in load_mode='open' (vegeta does not pipeline)")
         if not 1 <= self.pipeline_depth <= 256:
             raise ParameterError("pipeline_depth", self.pipeline_depth, "an integer from 1 to 256")
+        if self.connection_mode not in CONNECTION_MODES:
+            raise ParameterError("connection_mode", self.connection_mode, CONNECTION_MODES)
+        if self.connection_mode == "per-request" and self.pipeline_depth != 1:
+            raise ParameterError("pipeline_depth", self.pipeline_depth,
+                                 "1 with connection_mode='per-request' (a connection that closes after one answer "
+                                 "cannot carry a pipeline)")
         if not 0 < self.health_timeout_s <= 600:
             raise ParameterError("health_timeout_s", self.health_timeout_s, "seconds, more than 0 and at most 600")
         if not 1 <= self.request_timeout_s <= 60:
@@ -196,7 +207,13 @@ class TrialConfig:
             raise ParameterError("target_host", self.target_host, "an IP address such as 127.0.0.1") from None
         return self
 
+    @property
+    def connection_per_request(self) -> bool:
+        return self.connection_mode == "per-request"
+
     def label(self) -> str:
         knobs = ",".join(f"{k}={v}" for k, v in sorted(self.settings.items()))
         load = f"c{self.connections}" if self.load_mode == "closed" else f"r{self.rate_rps:g}"
+        if self.connection_per_request:
+            load += " new-connection-per-request"
         return f"{self.server}:{self.variant}" + (f"[{knobs}]" if knobs else "") + f" {self.route} {load}"

@@ -83,6 +83,8 @@ class Load(_KnownFields):
     # every server with one command did; it also keeps a fast server's rate within one loadgen core's reach).
     capacity_basis: str = "own"
     pipeline_depth: int = 1
+    # "keep-alive" (connections reused) or "per-request" (a new TCP connection for every request, as S1 ran).
+    connection_mode: str = "keep-alive"
     loadgen_threads: int = 1
     request_timeout_s: int = 2
 
@@ -240,7 +242,7 @@ class Experiment(_KnownFields):
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
             warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
-            server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
+            connection_mode=self.load.connection_mode, server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
             memory_limit_bytes=placement.memory_limit_mib * 1024**2,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
             verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers if entry.profilers is None else entry.profilers), target_host=placement.target_host,
@@ -277,6 +279,7 @@ _TRIAL_FIELD_TO_PATH = {
     "connections": "load.connections", "rate_rps": "load.rate_rps", "load_mode": "load.mode",
     "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
     "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
+    "connection_mode": "load.connection_mode",
     "request_timeout_s": "load.request_timeout_s", "server_cpus": "placement.server_cpus",
     "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota (or servers[{i}].cpu_quota)",
     "memory_limit_bytes": "placement.memory_limit_mib",

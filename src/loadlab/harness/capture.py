@@ -74,6 +74,23 @@ def established_connections(pid: int, port: int) -> int:
     return count
 
 
+def tcp_passive_opens(pid: int) -> int | None:
+    """The kernel's count of TCP connections accepted (Tcp PassiveOpens) in the network namespace of `pid`.
+
+    Servers run with host networking, so this counts every connection the
+    host's listening sockets accepted: the difference across a window is the
+    server's accepted connections plus the few the harness opens itself.
+    None when the count cannot be read (no such process: an engine elsewhere).
+    """
+    try:
+        lines = [line.split() for line in Path(f"/proc/{pid}/net/snmp").read_text().splitlines() if line.startswith("Tcp:")]
+    except OSError:
+        return None
+    if len(lines) < 2 or "PassiveOpens" not in lines[0]:
+        return None
+    return int(lines[1][lines[0].index("PassiveOpens")])
+
+
 class ServerGone(Exception):
     """A polled server stopped answering for good (refused or reset, not merely late)."""
 

@@ -57,9 +57,10 @@ class LoadgenContainer:
 
 
 def run_wrk(loadgen: LoadgenContainer, subdir: str, url: str, connections: int, duration_s: int,
-            threads: int, timeout_s: int, pipeline_depth: int) -> wrk.WrkReport:
+            threads: int, timeout_s: int, pipeline_depth: int, connection_per_request: bool = False) -> wrk.WrkReport:
     """One wrk run writing `<subdir>/wrk.json`, kept as wrk.json.gz (subdir relative to the trial folder)."""
-    argv, environment = wrk.command(url, connections, duration_s, threads, timeout_s, pipeline_depth)
+    argv, environment = wrk.command(url, connections, duration_s, threads, timeout_s, pipeline_depth,
+                                    connection_per_request)
     relative = f"{subdir}/{wrk.REPORT_NAME}" if subdir else wrk.REPORT_NAME
     environment["WRK_REPORT"] = f"/out/{relative}"
     (loadgen.output_dir / subdir).mkdir(parents=True, exist_ok=True)
@@ -75,9 +76,10 @@ def run_wrk(loadgen: LoadgenContainer, subdir: str, url: str, connections: int, 
 
 
 def run_vegeta(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float, duration_s: float,
-               timeout_s: float, max_workers: int = 10_000) -> vegeta.VegetaSummary:
+               timeout_s: float, max_workers: int = 10_000, connection_per_request: bool = False) -> vegeta.VegetaSummary:
     """One vegeta attack writing its files into `<subdir>/` of the trial folder."""
-    argv = vegeta.attack_command(url, rate_rps, duration_s, timeout_s, max_workers, f"/out/{subdir}".rstrip("/"))
+    argv = vegeta.attack_command(url, rate_rps, duration_s, timeout_s, max_workers, f"/out/{subdir}".rstrip("/"),
+                                 connection_per_request)
     (loadgen.output_dir / subdir).mkdir(parents=True, exist_ok=True)
     log_path = loadgen.output_dir / subdir / "vegeta.log"
     loadgen.run(argv, {}, duration_s + timeout_s + DEADLINE_MARGIN_S, log_path)
@@ -97,7 +99,8 @@ def steady(throughputs_rps: list[float], window: int, tolerance: float) -> bool:
 
 
 def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int, timeout_s: int,
-            pipeline_depth: int, min_s: int, max_s: int, window: int = 3, tolerance: float = 0.05) -> list[dict]:
+            pipeline_depth: int, min_s: int, max_s: int, window: int = 3, tolerance: float = 0.05,
+            connection_per_request: bool = False) -> list[dict]:
     """Closed-loop warm-up in one-second slices until steady (or `max_s`); returns the timeline.
 
     At least `min_s` slices run; then warm-up stops as soon as the last
@@ -105,7 +108,8 @@ def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int,
     """
     timeline = []
     for second in range(1, max_s + 1):
-        report = run_wrk(loadgen, f"warmup/{second:03d}", url, connections, 1, threads, timeout_s, pipeline_depth)
+        report = run_wrk(loadgen, f"warmup/{second:03d}", url, connections, 1, threads, timeout_s, pipeline_depth,
+                         connection_per_request)
         timeline.append({"second": second, "throughput_rps": report.requests_per_s, "errors_total": report.error_count})
         if second >= min_s and steady([t["throughput_rps"] for t in timeline], window, tolerance):
             break

@@ -104,6 +104,14 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
     return row
 
 
+def _connection_columns(config: TrialConfig, accepted: int | None, requests: int | None) -> dict:
+    """How the load used connections: its mode, and the TCP connections the host accepted in the window
+    (the server's, plus the few the harness opens) in all and per request sent."""
+    per_request = accepted / requests if accepted is not None and requests else None
+    return {"connection_mode": config.connection_mode, "connections_accepted": accepted,
+            "connections_accepted_per_request": per_request}
+
+
 def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str) -> list[dict]:
     """Run the discarded warm-up; returns the closed loop's one-second slices (empty otherwise)."""
     if config.warmup_s <= 0:
@@ -112,26 +120,37 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
         return loadgen_run.warm_up(
             loadgen, url, config.connections, config.loadgen_threads, config.request_timeout_s, config.pipeline_depth,
             int(config.warmup_s), int(config.warmup_max_s or config.warmup_s),
+            connection_per_request=config.connection_per_request,
         )
-    loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s)
+    loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s,
+                           connection_per_request=config.connection_per_request)
     return []
 
 
 def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str,
              profiling: capture.Capture | None):
-    """The measured window with the sampler (and any profilers) running; returns (loadgen result, samples)."""
+    """The measured window with the sampler (and any profilers) running.
+
+    Returns (loadgen result, samples, TCP connections accepted in the window
+    or None where the kernel's count cannot be read).
+    """
     sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
+    pid = session.container.attrs.get("State", {}).get("Pid") or 0
     if profiling is not None:
         profiling.start()
+    accepted_before = capture.tcp_passive_opens(pid)
     with sampler.Sampler(sources) as running:
         if config.load_mode == "closed":
             result = loadgen_run.run_wrk(
                 loadgen, "", url, config.connections, int(config.duration_s), config.loadgen_threads,
-                config.request_timeout_s, config.pipeline_depth,
+                config.request_timeout_s, config.pipeline_depth, config.connection_per_request,
             )
         else:
-            result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s)
-    return result, running.samples
+            result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s,
+                                            connection_per_request=config.connection_per_request)
+    accepted_after = capture.tcp_passive_opens(pid)
+    accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
+    return result, running.samples, accepted
 
 
 def _raise_if_exited(session: ServerSession) -> None:
@@ -227,7 +246,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                     _raise_if_exited(session)
                     measured_at = time.time()
                     profiling = capture.capture_for(config, session, trial_dir / "profiles")
-                    result, samples = _measure(config, session, loadgen, url, profiling)
+                    result, samples, connections_accepted = _measure(config, session, loadgen, url, profiling)
                     _raise_if_exited(session)
                     if profiling is not None:
                         record["captures"] = profiling.finish()
@@ -241,6 +260,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
         row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
+        row.update(_connection_columns(config, connections_accepted, row.get("requests")))
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,

@@ -117,12 +117,15 @@ def summarize_results(results: pd.DataFrame) -> dict:
 
 
 def attack_command(
-    url: str, rate_rps: float, duration_s: float, timeout_s: float, max_workers: int, directory: str = "/out"
+    url: str, rate_rps: float, duration_s: float, timeout_s: float, max_workers: int, directory: str = "/out",
+    connection_per_request: bool = False,
 ) -> list[str]:
     """A shell command (run by `sh -c` in the loadgen image) that attacks, then encodes and reports.
 
     Every request's result is kept: vegeta's binary results become a gzip CSV
     and the JSON report, all in `directory` (inside the loadgen container).
+    `connection_per_request` turns vegeta's keep-alive off: a new TCP
+    connection for every request.
     """
     target = f"GET {url}"
     # vegeta parses -rate's count with strconv.Atoi: "8166.87/s" is refused, so the count is whole.
@@ -130,7 +133,7 @@ def attack_command(
     return [
         "sh", "-c",
         f"mkdir -p {directory} && echo '{target}' | vegeta attack -rate={rate_whole}/s -duration={duration_s:g}s "
-        f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive=true -output={directory}/{RESULTS_BIN} "
+        f"-timeout={timeout_s:g}s -max-workers={max_workers} -keepalive={'false' if connection_per_request else 'true'} -output={directory}/{RESULTS_BIN} "
         f"&& vegeta encode --to csv {directory}/{RESULTS_BIN} | gzip -1 > {directory}/{RESULTS_CSV_GZ} "
         f"&& vegeta report -type=json -output={directory}/{REPORT_JSON} {directory}/{RESULTS_BIN} "
         f"&& rm {directory}/{RESULTS_BIN}",

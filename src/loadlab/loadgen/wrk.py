@@ -94,14 +94,18 @@ def command(
     threads: int = 1,
     timeout_s: int = 2,
     pipeline_depth: int = 1,
+    connection_per_request: bool = False,
 ) -> tuple[list[str], dict[str, str]]:
     """The wrk argv and environment for one run writing /out/wrk.json.
 
     wrk takes whole seconds for -d and --timeout; callers validate that.
+    `connection_per_request` sends `Connection: close`: the server closes
+    after each answer and wrk reconnects, one TCP connection per request.
     """
     script = PIPELINE_LUA if pipeline_depth > 1 else REPORT_LUA
     argv = [
         "wrk", f"-t{threads}", f"-c{connections}", f"-d{duration_s}s", f"--timeout={timeout_s}s",
+        *(["-H", "Connection: close"] if connection_per_request else []),
         "-s", script, url,
     ]
     environment = {"WRK_REPORT": f"/out/{REPORT_NAME}"}

@@ -145,10 +145,8 @@ def _commit(commit: str | None, dirty: bool | None) -> str:
 
 def connection_mode(load: Mapping) -> str:
     """Keep-alive or a new connection per request, as the run recorded it."""
-    if "connection_mode" in load:
-        return str(load["connection_mode"])
-    if load.get("keep_alive") is False:
-        return "a new connection per request"
+    if load.get("connection_mode") == "per-request":
+        return "a new connection per request (every request asks `Connection: close`)"
     return "keep-alive (each connection reused for many requests)"
 
 
