@@ -9,9 +9,10 @@ import json
 import math
 import os
 
+import pandas as pd
 import pytest
 
-from loadlab import claims, paths, rundir
+from loadlab import claims, pages, paths, rundir
 from loadlab.pages import claim_table, html_checks, numbers, provenance
 from loadlab.pages.noise import aa_trials, noise_bands
 
@@ -186,3 +187,20 @@ def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rat
 def test_the_block_says_whether_connections_were_reused():
     assert "keep-alive" in provenance.connection_mode({"mode": "closed"})
     assert provenance.connection_mode({"connection_mode": "per-request"}).startswith("a new connection per request")
+
+
+def test_the_capacity_ranking_is_told_with_the_tables_numbers():
+    """On the committed ceiling run (3 trials a server): nginx at one loadgen core's limit has no trial with
+    headroom; go has 3, fewer than a 95% interval needs, so neither is ranked, and the text says so."""
+    from loadlab import analysis, tables
+
+    trials = tables.load_run(reference_run("00-loadgen-ceiling-quick"))["trials"]
+    ranking = analysis.capacity_ranking(trials)
+    text = pages.capacity_ranking_text(ranking, analysis.CAPACITY_HEADROOM_UTILIZATION, "a whole core",
+                                       {"swoole": "no image"})
+    nginx = ranking.set_index("label").loc["nginx-baseline"]
+    assert pd.isna(nginx["rank"]) and nginx["loadgen_utilization_max"] >= 0.8
+    assert f"not ranked: **nginx-baseline**, {nginx['trials_with_headroom']} of {nginx['trials_ok']} ok trials" in text
+    go = ranking.set_index("label").loc["go-nethttp"]
+    assert pd.isna(go["rank"]) and go["trials_with_headroom"] == go["trials_ok"] == 3
+    assert "not measured: **swoole**: no image" in text and "no server had enough trials with headroom" in text

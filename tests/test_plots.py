@@ -19,6 +19,7 @@ from loadlab.plots import (  # noqa: E402
     forest_figure,
     gc_pause_figure,
     latency_spectrum_figure,
+    loadgen_ceiling_figure,
     percentile_to_nines,
     resources_over_time_figure,
     runtime_colour,
@@ -89,12 +90,28 @@ def forest_data() -> pd.DataFrame:
     )  # fmt: skip
 
 
+def ceiling_data(pipelined: bool) -> pd.DataFrame:
+    rng = np.random.default_rng(4 if pipelined else 5)
+    rows = []
+    for server, capacity_rps in [("nginx-baseline", 190_000), ("rust-tokio", 160_000), ("go-nethttp", 62_000)]:
+        for trial in range(6):
+            # One loadgen core sends about 120k req/s one at a time, several times that pipelined.
+            loadgen_rps = 600_000 if pipelined else 120_000
+            throughput = min(capacity_rps, loadgen_rps) * rng.normal(1, 0.02)
+            rows.append({"label": server, "status": "ok", "throughput_rps": throughput,
+                         "loadgen_cpu_utilization": min(0.99, throughput / loadgen_rps * 0.99),
+                         "loadgen_saturated": throughput / loadgen_rps > 0.95})
+    return pd.DataFrame(rows)
+
+
 FIGURES = {
     "throughput": lambda: throughput_figure(throughput_data(), title="closed loop"),
     "latency_merged": lambda: latency_spectrum_figure(latency_data(trials=1)),
     "latency_trials": lambda: latency_spectrum_figure(latency_data(trials=6)),
     "resources": lambda: resources_over_time_figure(resources_data()),
     "gc": lambda: gc_pause_figure(*gc_data()[:1], trials=gc_data()[1]),
+    "ceiling": lambda: loadgen_ceiling_figure({"one request per round trip": ceiling_data(False),
+                                               "pipelined 16 deep": ceiling_data(True)}, headroom=0.8),
     "forest": lambda: forest_figure(forest_data(), group_column="server", claimed_column="claimed", noise_band=(0.95, 1.05)),
 }  # fmt: skip
 

@@ -5,11 +5,13 @@
 - claim_rows: per verdict, claimed and measured values, ratios, the command
   that reproduces it and links to its data;
 - noise_bands: the A/A band of each metric, for forest plots;
+- capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences;
 - numbers: how numbers and mappings are printed on a page;
 - html_checks and browser: what the tests (and `loadlab notebooks`) check on
   the exported pages.
 """
 
+from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
 from .noise import noise_band_columns, noise_bands, verdict_forest_rows
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
@@ -17,6 +19,7 @@ from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 
 __all__ = [
     "ProvenanceBlock",
+    "capacity_ranking_text",
     "claim_rows",
     "claim_table_html",
     "format_mapping",

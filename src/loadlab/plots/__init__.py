@@ -7,6 +7,7 @@ and 300 dpi PNG. Colours, markers and line styles per runtime and variant
 come from `palette`; trials that are not evidence are drawn hollow.
 """
 
+from .ceiling import loadgen_ceiling_figure
 from .forest import forest_figure, format_ratio
 from .gc import gc_pause_figure
 from .latency import latency_spectrum_figure, percentile_label, percentile_to_nines
@@ -31,6 +32,7 @@ __all__ = [
     "format_ratio",
     "gc_pause_figure",
     "latency_spectrum_figure",
+    "loadgen_ceiling_figure",
     "lint_figure",
     "memory_over_time_figure",
     "percentile_label",
