@@ -17,7 +17,9 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab import claims
+from loadlab.analysis import evidence_trials
 from loadlab.rundir import write_json_atomic
+from loadlab.stats import shift_ratio_interval
 
 REPLICATION_FILE = "replication.json"
 COLUMNS = ("claim", "comparison", "reference_ratio", "reference_ci_low", "reference_ci_high", "reference_verdict",
@@ -79,3 +81,38 @@ def write_replication(reference_dir: Path, new_dir: Path, output: Path) -> pd.Da
     write_json_atomic(output, {"summary": summary_line(table), "rows": table.astype(object).where(table.notna(), None)
                                .to_dict("records")})
     return table
+
+
+RUN_SHIFT_COLUMNS = ("metric", "label", "level", "n_reference", "n_new", "reference_median", "new_median",
+                     "ratio", "ratio_ci_low", "ratio_ci_high", "runs_differ")
+
+
+def run_shift_table(reference_trials: pd.DataFrame, new_trials: pd.DataFrame, metrics: Iterable[str],
+                    confidence: float = 0.95) -> pd.DataFrame:
+    """Where two runs of one experiment disagree: per metric and condition, new / reference with its interval.
+
+    Only evidence trials (ok, loadgen not saturated) of conditions present in
+    both runs. `ratio` is the Hodges-Lehmann ratio of the new run's trials to
+    the reference's, with its exact interval; `runs_differ` is True when
+    that interval excludes 1: the second run's trials are not a sample of
+    the same population as the first's, a difference the intervals of either
+    run alone cannot show.
+    """
+    reference, new = evidence_trials(reference_trials), evidence_trials(new_trials)
+    rows = []
+    for metric in metrics:
+        if metric not in reference or metric not in new:
+            continue
+        for (label, level), block in reference.groupby(["label", "level"]):
+            other = new[(new["label"] == label) & (new["level"] == level)]
+            before = pd.to_numeric(block[metric], errors="coerce").dropna().to_numpy(dtype=float)
+            after = pd.to_numeric(other[metric], errors="coerce").dropna().to_numpy(dtype=float)
+            if before.size < 2 or after.size < 2 or (before <= 0).any() or (after <= 0).any():
+                continue
+            interval = shift_ratio_interval(before, after, confidence)
+            differ = bool(math.isfinite(interval.ci_low) and not interval.ci_low <= 1 <= interval.ci_high)
+            rows.append({"metric": metric, "label": label, "level": level, "n_reference": before.size,
+                         "n_new": after.size, "reference_median": float(pd.Series(before).median()),
+                         "new_median": float(pd.Series(after).median()), "ratio": interval.ratio,
+                         "ratio_ci_low": interval.ci_low, "ratio_ci_high": interval.ci_high, "runs_differ": differ})
+    return pd.DataFrame(rows, columns=list(RUN_SHIFT_COLUMNS))
