@@ -22,7 +22,8 @@ class _Container:
     @property
     def attrs(self):
         running = self.reads <= self.running_reads
-        return {"State": {"Running": running, "OOMKilled": self.oom and not running, "ExitCode": 3}}
+        return {"State": {"Running": running, "OOMKilled": self.oom and not running, "ExitCode": 3,
+                          "FinishedAt": "0001-01-01T00:00:00Z" if running else "2026-11-25T17:50:01.123456789Z"}}
 
     def logs(self, tail):
         return b"java.lang.OutOfMemoryError: Java heap space\n"
@@ -33,6 +34,15 @@ def test_a_death_reported_late_is_still_the_servers(oom, reason):
     failure = container.describe_exit_within(_Container(running_reads=3, oom=oom), grace_s=5.0, poll_s=0.01)
     assert failure is not None and failure.reason == reason
     assert "OutOfMemoryError" in failure.logs
+    assert failure.ended_utc == "2026-11-25T17:50:01.123456789Z"  # the engine's clock, for the time of death
+
+
+def test_the_engines_instants_become_seconds_since_the_epoch():
+    from loadlab.harness.trial import _unix_s
+
+    assert _unix_s("2026-11-25T17:50:01.123456789Z") == pytest.approx(1795629001.123457, abs=1e-6)
+    assert _unix_s("2026-11-25T17:50:01Z") == 1795629001.0
+    assert _unix_s("0001-01-01T00:00:00Z") is None and _unix_s(None) is None  # Docker's "has not ended"
 
 
 def test_a_server_that_stays_up_is_not_blamed_and_the_wait_is_bounded():

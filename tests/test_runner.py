@@ -156,6 +156,11 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
         # Every failed trial keeps the server's log and a failure.log, a health timeout included.
         assert (trial_dir / "server.log").is_file()
         assert (trial_dir / "failure.log").read_text().startswith(f"reason: {trials.loc[label, 'failure_reason']}")
+    # A server that died in its window says when (the engine's clock), and keeps its memory curve up to then.
+    for label in ("killed", "oom"):
+        started, ended = trials.loc[label, "measured_unix_s"], trials.loc[label, "server_ended_unix_s"]
+        assert 0 < ended - started < 4 + 2, (label, started, ended)
+        assert (run.trial_dir(int(trials.loc[label, "trial"])) / "timeseries.csv").is_file()
     assert container.leftovers(images_ready, run.run_id) == []
 
 

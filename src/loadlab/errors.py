@@ -56,8 +56,10 @@ class BuildInputUnavailable(BuildError):
 class TrialFailure(LoadlabError):
     """A trial failed for a recorded reason (crash, OOM, health timeout, ...)."""
 
-    def __init__(self, reason: str, detail: str = "", logs: str = ""):
+    def __init__(self, reason: str, detail: str = "", logs: str = "", ended_utc: str | None = None):
         self.reason = reason
         self.detail = detail
         self.logs = logs
+        # When the server's process ended, as the engine reports it (ISO 8601), for a crash or an OOM kill.
+        self.ended_utc = ended_utc
         super().__init__(f"{reason}: {detail}" if detail else reason)

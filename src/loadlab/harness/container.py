@@ -166,9 +166,12 @@ def describe_exit(container) -> TrialFailure | None:
     if state.get("Running", False):
         return None
     logs = log_tail(container)
+    ended = state.get("FinishedAt")
     if state.get("OOMKilled"):
-        return TrialFailure("oom-killed", f"{container.name} was killed by the OOM killer (memory limit)", logs)
-    return TrialFailure("server-exited", f"{container.name} exited with code {state.get('ExitCode')}", logs)
+        return TrialFailure("oom-killed", f"{container.name} was killed by the OOM killer (memory limit)", logs,
+                            ended_utc=ended)
+    return TrialFailure("server-exited", f"{container.name} exited with code {state.get('ExitCode')}", logs,
+                        ended_utc=ended)
 
 
 # After the loadgen fails, how long the engine may take to report the server's death (a JVM that exits on

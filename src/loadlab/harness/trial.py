@@ -10,6 +10,7 @@ server's log tail; only programming errors escape as exceptions.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import gzip
 import json
 import time
@@ -112,6 +113,15 @@ def _connection_columns(config: TrialConfig, accepted: int | None, requests: int
             "connections_accepted_per_request": per_request}
 
 
+def _unix_s(instant: str | None) -> float | None:
+    """Seconds since the epoch of the engine's ISO 8601 instant ("2026-11-25T17:50:01.123456789Z"); None if unset."""
+    if not instant or instant.startswith("0001-"):  # Docker's zero time: the process has not ended
+        return None
+    whole, _, fraction = instant.rstrip("Z").partition(".")
+    stamp = datetime.datetime.fromisoformat(whole).replace(tzinfo=datetime.UTC)
+    return stamp.timestamp() + (float("0." + fraction.split("+")[0]) if fraction else 0.0)
+
+
 def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str) -> list[dict]:
     """Run the discarded warm-up; returns the closed loop's one-second slices (empty otherwise)."""
     if config.warmup_s <= 0:
@@ -212,6 +222,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
            "route": config.route, "load_mode": config.load_mode, "connections": config.connections,
            "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
     session = None
+    measured_at = None
     profiling = None
     try:
         images.ensure_image(loadgen_client, None, log=log)
@@ -247,6 +258,9 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                     measured_at = time.time()
                     profiling = capture.capture_for(config, session, trial_dir / "profiles")
                     result, samples, connections_accepted = _measure(config, session, loadgen, url, profiling)
+                    # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
+                    timeseries = _timeseries(samples)
+                    timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
                     _raise_if_exited(session)
                     if profiling is not None:
                         record["captures"] = profiling.finish()
@@ -256,8 +270,6 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                 # reports the death, its root cause; one whose server runs but refuses every connection
                 # measured a server that did no work; otherwise the loadgen's own failure stands.
                 raise _root_cause(failure, session) from None
-            timeseries = _timeseries(samples)
-            timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
         row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
         row.update(_connection_columns(config, connections_accepted, row.get("requests")))
@@ -275,7 +287,8 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             write_text_atomic(trial_dir / "failure.log", _failure_log(failure, (trial_dir / "server.log").read_text()))
             log(f"trial {trial_number} failed: {failure}")
     except TrialFailure as failure:
-        row.update({"status": "failed", "failure_reason": failure.reason})
+        row.update({"status": "failed", "failure_reason": failure.reason,
+                    "measured_unix_s": measured_at, "server_ended_unix_s": _unix_s(failure.ended_utc)})
         record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
         server_log = _server_log(session)
         write_text_atomic(trial_dir / "server.log", server_log)
