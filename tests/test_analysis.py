@@ -1,5 +1,7 @@
 """Per-condition summaries of a run's trials; open-loop latency over all requests, histograms merged."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -96,3 +98,33 @@ def test_a_server_measured_without_loadgen_headroom_is_listed_not_ranked():
     assert ranking["label"].tolist() == ["go", "nginx"]
     assert ranking["rank"].tolist()[0] == 1 and pd.isna(ranking["rank"].iloc[1])
     assert ranking.set_index("label").at["nginx", "trials_with_headroom"] == 0
+
+
+def _isolation_windows(levels: dict[str, list[float]], jitter: float = 0.005) -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    return pd.DataFrame([
+        {"mode": mode, "instance": instance, "window": window,
+         "throughput_rps": level * (1 + jitter * rng.standard_normal())}
+        for mode, instance_levels in levels.items() for instance, level in enumerate(instance_levels, start=1)
+        for window in range(1, 5)
+    ])
+
+
+def test_isolation_noise_splits_the_spread_within_and_between_instances():
+    # docker: instances settle at two levels (as the A/A run's did); cgroup: all at one.
+    windows = _isolation_windows({"docker": [58_000, 65_000] * 4, "cgroup": [61_000] * 8})
+    noise = analysis.isolation_noise(windows).set_index("mode")
+    assert noise.loc["docker", "between_instance_cv"] > 0.05 > noise.loc["cgroup", "between_instance_cv"]
+    assert noise.loc["docker", "within_instance_cv"] == pytest.approx(0.005, rel=0.5)
+    assert noise.loc["docker", "between_instance_cv_ci_low"] <= noise.loc["docker", "between_instance_cv"] \
+        <= noise.loc["docker", "between_instance_cv_ci_high"]
+    assert noise.loc["docker", "minimum_detectable_ratio_at_6_trials"] > noise.loc["cgroup", "minimum_detectable_ratio_at_6_trials"]
+    assert analysis.isolation_spread_test(windows, "docker", "cgroup") < 0.01
+
+
+def test_the_minimum_detectable_ratio_grows_with_the_spread_and_shrinks_with_trials():
+    assert analysis.minimum_detectable_ratio(0.038, 6) == pytest.approx(1 + 2.8016 * 0.038 * (1 / 3) ** 0.5 / 0.955 ** 0.5,
+                                                                        rel=1e-3)
+    assert analysis.minimum_detectable_ratio(0.02, 6) < analysis.minimum_detectable_ratio(0.04, 6)
+    assert analysis.minimum_detectable_ratio(0.04, 15) < analysis.minimum_detectable_ratio(0.04, 6)
+    assert math.isnan(analysis.minimum_detectable_ratio(0.04, 1))

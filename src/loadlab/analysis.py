@@ -231,3 +231,57 @@ def capacity_ranking(trials: pd.DataFrame, headroom: float = CAPACITY_HEADROOM_U
             apart = math.isfinite(interval.ci_low) and not interval.ci_low <= 1 <= interval.ci_high
             table.at[position, "versus_next"] = "faster" if apart else "~"
     return table.drop(columns="_values")
+
+
+def minimum_detectable_ratio(cv: float, trials_per_side: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """The smallest ratio of two conditions' medians that `trials_per_side` trials a side detect with `power`.
+
+    Normal approximation for two groups whose trials vary with coefficient of
+    variation `cv` (each trial a fresh instance, so `cv` is the between-instance
+    spread): (z_{1-alpha/2} + z_power) * cv * sqrt(2 / n), scaled by 1/0.955
+    for the Mann-Whitney test's efficiency against the t test, returned as
+    1 + that relative difference.
+    """
+    from scipy.stats import norm
+
+    if trials_per_side < 2 or not cv > 0:
+        return math.nan
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return 1 + z * cv * math.sqrt(2 / trials_per_side) / math.sqrt(0.955)
+
+
+def isolation_noise(windows: pd.DataFrame, trials_per_side: int = 6) -> pd.DataFrame:
+    """Within- and between-instance spread of throughput per isolation mode (harness.isolation rows).
+
+    Per mode: instances, windows per instance, the median throughput (req/s),
+    the within-instance CV (the median over instances of the CV of their
+    windows), the between-instance CV (the CV of the instances' medians) with
+    a 95% interval (bootstrap over instances, percentile), and the minimum
+    detectable ratio a comparison of `trials_per_side` fresh instances a side
+    has at that between-instance CV.
+    """
+    rng = np.random.default_rng(0)
+    rows = []
+    for mode, block in windows.groupby("mode", sort=False):
+        per_instance = block.groupby("instance")["throughput_rps"]
+        medians = per_instance.median().to_numpy(dtype=float)
+        within = (per_instance.std(ddof=1) / per_instance.mean()).median()
+        between = float(np.std(medians, ddof=1) / np.mean(medians))
+        resampled = rng.choice(medians, size=(4000, medians.size), replace=True)
+        cvs = resampled.std(axis=1, ddof=1) / resampled.mean(axis=1)
+        rows.append({
+            "mode": mode, "instances": int(medians.size), "windows_per_instance": int(per_instance.size().median()),
+            "throughput_rps": float(np.median(medians)), "within_instance_cv": float(within),
+            "between_instance_cv": between, "between_instance_cv_ci_low": float(np.quantile(cvs, 0.025)),
+            "between_instance_cv_ci_high": float(np.quantile(cvs, 0.975)),
+            f"minimum_detectable_ratio_at_{trials_per_side}_trials": minimum_detectable_ratio(between, trials_per_side),
+        })
+    return pd.DataFrame(rows)
+
+
+def isolation_spread_test(windows: pd.DataFrame, first: str, second: str) -> float:
+    """p of the Brown-Forsythe test that the instances of two modes spread alike (their instance medians)."""
+    from scipy.stats import levene
+
+    medians = windows.groupby(["mode", "instance"])["throughput_rps"].median()
+    return float(levene(medians.loc[first].to_numpy(), medians.loc[second].to_numpy(), center="median").pvalue)
