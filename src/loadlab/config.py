@@ -138,7 +138,7 @@ class TrialConfig:
     pipeline_depth: int = 1
     # "keep-alive": each loadgen connection carries request after request; "per-request": every request
     # asks `Connection: close`, so the server closes after answering and the loadgen opens a new connection
-    # (a short-lived connection per request, as S1's load was).
+    # (S1's setup speaks of "short-lived HTTP requests"; its wrk command kept connections alive).
     connection_mode: str = "keep-alive"
     server_cpus: str = "1"
     loadgen_cpus: str = "0"

@@ -83,7 +83,8 @@ class Load(_KnownFields):
     # every server with one command did; it also keeps a fast server's rate within one loadgen core's reach).
     capacity_basis: str = "own"
     pipeline_depth: int = 1
-    # "keep-alive" (connections reused) or "per-request" (a new TCP connection for every request, as S1 ran).
+    # "keep-alive" (connections reused, as wrk and vegeta do by default) or "per-request" (a new TCP connection
+    # for every request: each asks `Connection: close`).
     connection_mode: str = "keep-alive"
     loadgen_threads: int = 1
     request_timeout_s: int = 2

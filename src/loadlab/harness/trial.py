@@ -32,6 +32,7 @@ from loadlab.stats.latency import percentile_column
 
 VERIFY_REPORT = "verify.json.gz"  # the contract check before the load (verify.summarize), gzip JSON
 
+
 def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFrame:
     server = pd.DataFrame([dataclasses.asdict(s) for s in samples["server"]])
     loadgen = pd.DataFrame([dataclasses.asdict(s) for s in samples["loadgen"]])
