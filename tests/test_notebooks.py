@@ -79,7 +79,8 @@ def test_the_profiler_overhead_plan_pairs_each_profiler_with_its_server_without_
 
 def test_every_profile_makes_valid_experiments():
     for profile in plans.PROFILE_NAMES:
-        for make in (plans.noise, plans.loadgen_ceiling, plans.json_api, plans.io_coroutines, plans.cpu_profiles):
+        for make in (plans.noise, plans.loadgen_ceiling, plans.server_capacity, plans.json_api, plans.io_coroutines,
+                     plans.cpu_profiles):
             experiment = make(profile)
             assert experiment.name.endswith(profile)
     with pytest.raises(Exception, match="profile"):
