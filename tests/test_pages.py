@@ -204,3 +204,12 @@ def test_the_capacity_ranking_is_told_with_the_tables_numbers():
     go = ranking.set_index("label").loc["go-nethttp"]
     assert pd.isna(go["rank"]) and go["trials_with_headroom"] == go["trials_ok"] == 3
     assert "not measured: **swoole**: no image" in text and "no server had enough trials with headroom" in text
+
+
+def test_the_hosts_connection_ceiling_is_said_when_the_run_recorded_it():
+    from loadlab import hostfacts
+
+    text = provenance.connection_ceiling_text(hostfacts.connection_limits())
+    limits = hostfacts.connection_limits()
+    assert f"at most {pages.format_number(limits['max_connections'])} connections per process" in text
+    assert provenance.connection_ceiling_text({}) == ""  # runs before the limits were recorded say nothing

@@ -56,3 +56,40 @@ def host_description() -> dict:
         "loadlab": __version__,
         "recorded_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def connection_limits() -> dict:
+    """What caps the number of concurrent loopback connections one loadgen and one server can hold here.
+
+    - open_files_hard: RLIMIT_NOFILE's hard limit of this process, which the
+      engine and every container inherit when dockerd is started from it;
+      only a privileged parent can raise it (setrlimit refuses otherwise);
+    - ephemeral_ports: the client ports per (source address, target address,
+      target port), from net.ipv4.ip_local_port_range: one wrk aimed at one
+      address cannot hold more connections than this;
+    - accept_backlog: net.core.somaxconn, connections the kernel queues before
+      the server accepts them;
+    - max_connections: the smallest of the first two, less 64 descriptors for
+      the processes' own files.
+    """
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ports = None
+    try:
+        low, high = (int(value) for value in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        ports = high - low + 1
+    except (OSError, ValueError):
+        pass
+    open_files = None if hard == resource.RLIM_INFINITY else int(hard)
+    caps = [value for value in (open_files, ports) if value is not None]
+    return {"open_files_hard": open_files, "ephemeral_ports": ports,
+            "accept_backlog": _read_int("/proc/sys/net/core/somaxconn"),
+            "max_connections": (min(caps) - 64) if caps else None}

@@ -97,6 +97,7 @@ class RunFacts:
     parameters: dict
     runtime_versions: dict = field(default_factory=dict)
     trial_runs: bool = True  # False: a microbenchmark, one table of the tool's own records
+    connection_limits: dict = field(default_factory=dict)  # hostfacts.connection_limits; runs from 2026-11-25 on
 
     @property
     def profile(self) -> str | None:
@@ -125,6 +126,7 @@ def run_facts(run) -> RunFacts:
         commit=provenance.get("git_commit"), dirty=provenance.get("git_dirty"), host=provenance.get("host") or {},
         engine=provenance.get("engine") or {}, parameters=manifest.get("parameters") or {},
         runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
+        connection_limits=provenance.get("connection_limits") or {},
     )  # fmt: skip
 
 
@@ -207,6 +209,17 @@ def run_row(facts: RunFacts) -> dict[str, str]:
     return row
 
 
+def connection_ceiling_text(limits: Mapping) -> str:
+    """"; at most 19,936 connections per process on this host (open files: 20,000, ...)" or "" if not recorded."""
+    if not limits.get("max_connections"):
+        return ""
+    parts = [f"open files {format_number(limits['open_files_hard'])}" if limits.get("open_files_hard") else "",
+             f"client ports per target address {format_number(limits['ephemeral_ports'])}"
+             if limits.get("ephemeral_ports") else ""]
+    return (f"; at most {format_number(limits['max_connections'])} connections per process on the measuring host "
+            f"({', '.join(part for part in parts if part)})")
+
+
 def hardware_text(facts: RunFacts) -> str:
     host, engine = facts.host, facts.engine
     memory = engine.get("memory_bytes")
@@ -236,7 +249,8 @@ def this_setup(facts: RunFacts) -> dict[str, str]:
     return {
         "hardware and placement": f"{hardware_text(facts)}; {_placement_text(parameters)}",
         "servers and runtimes": "; ".join(f"{label}: {version}" for label, version in facts.runtime_versions.items()),
-        "load and requests": f"{_load_text(parameters)}; {connection_mode(parameters.get('load') or {})}",
+        "load and requests": f"{_load_text(parameters)}; {connection_mode(parameters.get('load') or {})}"
+                             + connection_ceiling_text(facts.connection_limits),
         "window and repetitions": (f"{format_number(durations.get('duration_s', float('nan')))} s window after "
                                    f"{_warmup_text(durations)} warm-up; {parameters.get('trials_per_condition', '?')} "
                                    "trials per condition, medians with 95% CIs"),
