@@ -105,10 +105,10 @@ def loadgen_ceiling(profile_name: str) -> Experiment:
 
 
 # 00: Docker or a plain cgroup (harness.isolation): fresh instances per mode, consecutive windows per instance,
-# window seconds. Six instances a mode are the quick profile's trials per condition: the spread a comparison sees.
+# window seconds. Eight instances a mode in quick: more than its 6 trials per condition, to compare spreads.
 ISOLATION = {"smoke": {"instances": 2, "windows": 2, "window_s": 1, "warmup_s": 1},
-             "quick": {"instances": 6, "windows": 4, "window_s": 3, "warmup_s": 2},
-             "full": {"instances": 10, "windows": 5, "window_s": 5, "warmup_s": 5}}
+             "quick": {"instances": 8, "windows": 4, "window_s": 3, "warmup_s": 2},
+             "full": {"instances": 15, "windows": 5, "window_s": 5, "warmup_s": 5}}
 
 
 def server_capacity(profile_name: str) -> Experiment:
