@@ -107,6 +107,13 @@ def _aa():
     return plots.throughput_figure(analysis.with_concurrency(aa.trials), group_column="label", title="A/A control")
 
 
+def _ceiling():
+    ceiling, capacity = _run(plans.loadgen_ceiling("quick")), _run(plans.server_capacity("quick"))
+    return plots.loadgen_ceiling_figure({"one request per round trip": ceiling.trials,
+                                         f"pipelined {plans.CAPACITY_PIPELINE_DEPTH} deep": capacity.trials},
+                                        headroom=analysis.CAPACITY_HEADROOM_UTILIZATION, title="00: the loadgen's ceiling")
+
+
 def _overhead(metric):
     s = _run(plans.runtime_overhead("quick"))
     trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
@@ -187,6 +194,7 @@ def _every_verdict_forest():
 
 FIGURE_CASES = {
     "00 A/A throughput (one level, twins)": (plots.throughput_figure, _aa),
+    "00 the loadgen's ceiling (saturated trials, two panels)": (plots.loadgen_ceiling_figure, _ceiling),
     "01 throughput (one level, saturated trials)": (plots.throughput_figure, lambda: _overhead("throughput_rps")),
     "01 peak memory (MiB)": (plots.throughput_figure, lambda: _overhead("memory_peak_mib")),
     "01 OS threads": (plots.throughput_figure, lambda: _overhead("tasks_peak")),

@@ -79,6 +79,16 @@ def available_modes() -> tuple[tuple[str, ...], str | None]:
     return (("docker",), why) if why else (MODES, None)
 
 
+def compare_here(parameters: dict, log=print) -> pd.DataFrame:
+    """`compare` with the modes this host can run: Docker alone, said in the log, where cgroups cannot be made."""
+    from loadlab.harness import engine
+
+    modes, why = available_modes()
+    if why:
+        log(f"plain cgroups cannot be made here ({why}): Docker alone is measured")
+    return compare(engine.ensure_engine(), modes=modes, log=log, **parameters)
+
+
 class PlainCgroup:
     """A cpuset + memory cgroup (v1: one directory per controller; v2: one directory), removed on close."""
 
