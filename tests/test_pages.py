@@ -213,3 +213,31 @@ def test_the_hosts_connection_ceiling_is_said_when_the_run_recorded_it():
     limits = hostfacts.connection_limits()
     assert f"at most {pages.format_number(limits['max_connections'])} connections per process" in text
     assert provenance.connection_ceiling_text({}) == ""  # runs before the limits were recorded say nothing
+
+
+def test_the_pipelined_capacity_run_ranks_servers_with_loadgen_headroom():
+    """On the committed capacity run: every ranked server had its loadgen below 80% busy in the trials used."""
+    from loadlab import analysis, tables
+
+    trials = tables.load_run(reference_run("00-server-capacity-quick"))["trials"]
+    ranking = analysis.capacity_ranking(trials)
+    ranked = ranking[ranking["rank"].notna()]
+    assert len(ranked) >= 2 and ranked["rank"].iloc[0] == 1
+    assert (ranked["throughput_rps"].diff().dropna() <= 0).all()  # ranked from the fastest down
+    used = trials[(trials["status"] == "ok") & (trials["loadgen_cpu_utilization"] < 0.8)]
+    for row in ranked.itertuples():
+        assert row.trials_with_headroom == int((used["label"] == row.label).sum()) >= 6
+    text = pages.capacity_ranking_text(ranking, analysis.CAPACITY_HEADROOM_UTILIZATION, "pipelined")
+    first = ranked.iloc[0]
+    assert f"1. **{first['label']}**: {pages.format_number(first['throughput_rps'])} req/s" in text
+
+
+def test_the_isolation_reading_says_when_the_host_was_too_noisy_to_tell():
+    table = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.12, "within_instance_cv": 0.09},
+                          {"mode": "cgroup", "between_instance_cv": 0.18, "within_instance_cv": 0.12}])
+    text = pages.isolation_reading(table, {"cgroup": 0.5})
+    assert "docker 12.0% between instances and 9.0% within" in text and "the host itself was noisy" in text
+    assert "No mode's instances spread differently" in text
+    quiet = table.assign(within_instance_cv=[0.01, 0.012])
+    assert "noisy" not in pages.isolation_reading(quiet, {"cgroup": 0.01}) and "docker vs cgroup: p = 0.01" in \
+        pages.isolation_reading(quiet, {"cgroup": 0.01})

@@ -28,8 +28,8 @@ for run in rundir.list_runs():
         assert len(tables.load_run(run["path"], processed_root=processed)["trials"]), run["path"]
     loaded.append(run["experiment"])
 # The notebooks' path: a plan (validated without the host) and run_id="latest".
-for build in (plans.noise, plans.loadgen_ceiling, plans.runtime_overhead, plans.json_api, plans.io_coroutines,
-              plans.virtual_threads, plans.pinning):
+for build in (plans.noise, plans.loadgen_ceiling, plans.server_capacity, plans.runtime_overhead, plans.json_api,
+              plans.io_coroutines, plans.virtual_threads, plans.pinning):
     s = study.measure_or_load(build("quick"), run_id="latest", processed_root=processed)
     assert len(s.trials), build.__name__
     loaded.append("study:" + s.experiment.name)

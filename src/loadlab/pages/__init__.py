@@ -11,7 +11,7 @@
   the exported pages.
 """
 
-from .capacity import capacity_ranking_text
+from .capacity import capacity_ranking_text, isolation_reading
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
 from .noise import noise_band_columns, noise_bands, verdict_forest_rows
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
@@ -20,6 +20,7 @@ from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 __all__ = [
     "ProvenanceBlock",
     "capacity_ranking_text",
+    "isolation_reading",
     "claim_rows",
     "claim_table_html",
     "format_mapping",
