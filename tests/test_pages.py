@@ -201,7 +201,7 @@ def test_the_capacity_ranking_is_told_with_the_tables_numbers():
     nginx = ranking.set_index("label").loc["nginx-baseline"]
     assert pd.isna(nginx["rank"]) and nginx["loadgen_utilization_max"] >= 0.8
     assert f"not ranked: **nginx-baseline**, {nginx['trials_with_headroom']} of {nginx['trials_ok']} ok trials" in text
-    go = ranking.set_index("label").loc["go-nethttp"]
+    go = ranking.set_index("label").loc["go"]
     assert pd.isna(go["rank"]) and go["trials_with_headroom"] == go["trials_ok"] == 3
     assert "not measured: **swoole**: no image" in text and "no server had enough trials with headroom" in text
 
