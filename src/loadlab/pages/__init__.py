@@ -11,9 +11,9 @@
   the exported pages.
 """
 
-from .capacity import capacity_ranking_text, isolation_reading
+from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import noise_band_columns, noise_bands, verdict_forest_rows
+from .noise import isolation_reading, noise_band_columns, noise_bands, verdict_forest_rows
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 

@@ -42,25 +42,3 @@ def capacity_ranking_text(ranking: pd.DataFrame, headroom: float, setup: str,
         lines.append("- no server had enough trials with headroom to be ranked")
     return "\n".join(lines)
 
-
-# Consecutive windows of one quiet instance differ by about 1-2% here (issue 13's measurement); well above that,
-# the host itself moved under the measurement (other tenants' CPU, steal time) and the modes cannot be told apart.
-QUIET_WITHIN_INSTANCE_CV = 0.03
-
-
-def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str:
-    """One paragraph reading analysis.isolation_noise's table: which mode spread least, and whether that means anything."""
-    by_mode = table.set_index("mode")
-    parts = [", ".join(f"{mode} {row.between_instance_cv:.1%} between instances and {row.within_instance_cv:.1%} "
-                       "within" for mode, row in by_mode.iterrows())]
-    noisy = by_mode["within_instance_cv"].max() > QUIET_WITHIN_INSTANCE_CV
-    text = f"**Reading.** Coefficients of variation of throughput: {parts[0]}."
-    if noisy:
-        text += (f" Windows of one instance already differ by up to {by_mode['within_instance_cv'].max():.0%} (a quiet "
-                 f"host: 1-2%): the host itself was noisy during this measurement, so it cannot say where an "
-                 f"instance's level comes from.")
-    if spread_p:
-        differs = {mode: p for mode, p in spread_p.items() if p < 0.05}
-        text += (" The spreads differ (" + ", ".join(f"docker vs {m}: p = {p:.2f}" for m, p in differs.items()) + ")."
-                 if differs else " No mode's instances spread differently from Docker's (every p ≥ 0.05).")
-    return text

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -54,6 +55,16 @@ def exclusion_reasons(data: pd.DataFrame) -> pd.Series:
             why = data["status"].astype(str)
         reasons[failed] = why[failed]
     return reasons
+
+
+def draw_trials(axes: Axes, x: np.ndarray, y: np.ndarray, excluded: np.ndarray, name: str) -> None:
+    """One point per trial in the series' colour and marker; hollow where `excluded` (not evidence)."""
+    style = series_style(name)
+    axes.scatter(x[~excluded], y[~excluded], s=14, color=style.colour, marker=style.marker, alpha=0.6,
+                 linewidths=0, zorder=3)  # fmt: skip
+    # Hollow: the trial is shown but is not evidence (see exclusion_reasons).
+    axes.scatter(x[excluded], y[excluded], s=16, facecolors="none", edgecolors=style.colour, marker=style.marker,
+                 linewidths=0.9, zorder=3)  # fmt: skip
 
 
 def median_summary(

@@ -19,8 +19,8 @@ from matplotlib.ticker import PercentFormatter
 
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION
 
-from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, legend_below, require_columns, series_handle
-from .palette import runtime_order, series_style
+from ._common import draw_trials, exclusion_reasons, key_handles, legend_below, require_columns, series_handle
+from .palette import runtime_order
 from .style import count_formatter, new_figure, style_context
 
 HEADROOM_COLOUR = "0.55"
@@ -53,14 +53,9 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
                 rows = frame[frame["label"] == label]
                 if rows.empty:
                     continue
-                style = series_style(label)
-                x = pd.to_numeric(rows["loadgen_cpu_utilization"], errors="coerce").to_numpy(dtype=float)
-                y = pd.to_numeric(rows["throughput_rps"], errors="coerce").to_numpy(dtype=float)
-                excluded = (reasons.loc[rows.index] != "").to_numpy()
-                axis.scatter(x[~excluded], y[~excluded], s=18, color=style.colour, marker=style.marker, alpha=0.7,
-                             linewidths=0, zorder=3)
-                axis.scatter(x[excluded], y[excluded], s=20, facecolors="none", edgecolors=style.colour,
-                             marker=style.marker, linewidths=0.9, zorder=3)
+                draw_trials(axis, pd.to_numeric(rows["loadgen_cpu_utilization"], errors="coerce").to_numpy(dtype=float),
+                            pd.to_numeric(rows["throughput_rps"], errors="coerce").to_numpy(dtype=float),
+                            (reasons.loc[rows.index] != "").to_numpy(), label)
             axis.axvline(headroom, color=HEADROOM_COLOUR, linestyle="--", linewidth=1, zorder=1)
             axis.axvline(LOADGEN_SATURATION_UTILIZATION, color=HEADROOM_COLOUR, linestyle=":", linewidth=1, zorder=1)
             axis.set_xlim(0, 1.05)
@@ -77,9 +72,6 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
             Line2D([], [], color=HEADROOM_COLOUR, linestyle=":",
                    label=f"{LOADGEN_SATURATION_UTILIZATION:.0%} busy: saturated"),
         ]
-        excluded = excluded_label(pd.concat(all_reasons, ignore_index=True))
-        if excluded:
-            handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, markerfacecolor="none",
-                                  linestyle="none", label=excluded))
+        handles += key_handles(None, pd.concat(all_reasons, ignore_index=True), median=None, points=None)
         legend_below(figure, handles)
     return figure

@@ -20,7 +20,8 @@ from matplotlib.ticker import FixedLocator, NullLocator
 
 from loadlab.stats.median import median_ci
 
-from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import KEY_COLOUR, draw_trials, excluded_label, exclusion_reasons, key_handles, legend_below
+from ._common import median_summary
 from ._common import require_columns, series_handle
 from .palette import runtime_order, series_style
 from .style import (
@@ -53,15 +54,6 @@ class ReferenceLine(NamedTuple):
     y: Sequence[float]
 
 
-def _draw_trials(axes: Axes, x: np.ndarray, y: np.ndarray, excluded: np.ndarray, name: str) -> None:
-    style = series_style(name)
-    axes.scatter(x[~excluded], y[~excluded], s=14, color=style.colour, marker=style.marker, alpha=0.6,
-                 linewidths=0, zorder=3)  # fmt: skip
-    # Hollow: the trial is shown but is not evidence (see _common.exclusion_reasons).
-    axes.scatter(x[excluded], y[excluded], s=16, facecolors="none", edgecolors=style.colour, marker=style.marker,
-                 linewidths=0.9, zorder=3)  # fmt: skip
-
-
 def _y_axis(axes: Axes, values: pd.Series) -> None:
     if spans_decades(values):
         axes.set_yscale("log")
@@ -78,7 +70,7 @@ def _single_level_figure(frame, servers, group_column, level_text, confidence, r
         rows = frame[frame[group_column] == server]
         y = rows["_y"].to_numpy(dtype=float)
         excluded = (reasons.loc[rows.index] != "").to_numpy()
-        _draw_trials(axes, position + rng.uniform(-_JITTER, _JITTER, len(rows)), y, excluded, server)
+        draw_trials(axes, position + rng.uniform(-_JITTER, _JITTER, len(rows)), y, excluded, server)
         evidence = y[~excluded & np.isfinite(y)]
         if evidence.size == 0:
             continue  # every trial excluded: no median to draw, the hollow points say why
@@ -119,7 +111,7 @@ def _several_levels_figure(frame, servers, group_column, x_column, confidence, r
         rows = frame[frame[group_column] == server]
         x = rows["_x"].to_numpy(dtype=float)
         x = x * 10 ** (offset * _DODGE_DECADES) if log_x else x + offset * _DODGE_FRACTION * smallest_step
-        _draw_trials(axes, x, rows["_y"].to_numpy(dtype=float), (reasons.loc[rows.index] != "").to_numpy(), server)
+        draw_trials(axes, x, rows["_y"].to_numpy(dtype=float), (reasons.loc[rows.index] != "").to_numpy(), server)
         line = summary[summary[group_column] == server].sort_values("_x")
         axes.plot(line["_x"], line["median"], color=style.colour, marker=style.marker, linestyle=style.linestyle,
                   markersize=4, zorder=4)  # fmt: skip
