@@ -77,7 +77,7 @@ def test_no_committed_reference_table_holds_an_ok_trial_that_did_no_work():
         if "requests" not in trials:
             continue
         ok = trials[trials["status"] == "ok"]
-        successful = ok["requests"] - ok.get("errors_status", 0).fillna(0)
+        successful = ok.apply(lambda row: outcome.successful_requests(row.to_dict()), axis=1)
         assert (successful > 0).all(), f"{path}: ok trials with no successful request: {ok.loc[successful <= 0, 'trial'].tolist()}"
         checked += 1
     assert checked > 0
@@ -95,3 +95,36 @@ def test_a_profiler_started_with_the_window_is_not_a_stall_but_silence_still_is(
     assert "fell below 50%" in outcome.stall_detail(traced, warmup, ["jfr"])
     silent = {"requests": 0, "errors_status": 0, "duration_s": 5.0}
     assert "no successful request" in outcome.stall_detail(silent, warmup, ["uprobes"])
+
+
+WORKER_POOL_RUNS = sorted((paths.RAW_DIR / "02-worker-pool-quick").glob("*/manifest.json"))
+
+
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")
+def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
+    # vegeta counts every request it sent; at 5x overload most of them time out. Only the 2xx/3xx rows of the
+    # trial's own per-request results are successes (a timed-out request is not work done for the client).
+    from loadlab.loadgen import vegeta
+
+    run = RunDirectory(WORKER_POOL_RUNS[-1].parent)
+    checked = timed_out = 0
+    for entry in run.read_manifest()["trial_order"]:
+        directory = run.trial_dir(entry["trial"])
+        if not (directory / vegeta.RESULTS_CSV_GZ).exists():
+            continue
+        result = json.loads((directory / "result.json").read_text())
+        results = vegeta.read_results_csv(directory / vegeta.RESULTS_CSV_GZ)
+        answered_ok = int(((results["status"] >= 200) & (results["status"] < 400)).sum())
+        assert outcome.is_open_loop(result)
+        assert outcome.successful_requests(result) == answered_ok
+        timed_out += int(result["errors_timeout"] > 0)
+        checked += 1
+    assert checked and timed_out, "the run should hold overloaded trials whose requests timed out"
+    # A window in which every request timed out served nothing, whatever vegeta sent.
+    all_timed_out = {"requests": 30_000, "rate_offered_rps": 500.0, "errors_status": 0, "errors_timeout": 30_000,
+                     "errors_total": 30_000, "duration_s": 60.0}
+    assert outcome.successful_requests(all_timed_out) == 0
+    assert "no successful request" in outcome.stall_detail(all_timed_out)
+    # wrk never counts a timed-out request among its requests: only non-2xx answers come off.
+    closed = {"requests": 1_000, "errors_status": 10, "errors_timeout": 50, "errors_total": 60, "duration_s": 5.0}
+    assert outcome.successful_requests(closed) == 990

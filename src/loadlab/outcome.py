@@ -30,13 +30,31 @@ WINDOW_PROFILERS = frozenset({"pprof", "perf", "py-spy", "uprobes"})
 STEADY_WARMUP_SLICES = 3
 
 
+def _count(value) -> int:
+    return int(value) if value is not None and value == value else 0  # missing or NaN counts nothing
+
+
+def is_open_loop(row: dict) -> bool:
+    """Whether the row is an open-loop (vegeta) window: it carries the rate it offered."""
+    rate = row.get("rate_offered_rps")
+    return rate is not None and rate == rate
+
+
 def successful_requests(row: dict) -> int | None:
-    """Requests answered with a 2xx/3xx status in the window (None when the row has no count)."""
+    """Requests answered with a 2xx/3xx status in the window (None when the row has no count).
+
+    The two loadgens count differently. wrk's `requests` are completed
+    responses, so only its non-2xx/3xx answers (`errors_status`) are taken
+    off; its timeouts and socket errors were never counted as requests.
+    vegeta's `requests` are every request it sent, timeouts and refused
+    connections included, so everything in `errors_total` is taken off: a
+    server that let every request time out served nothing.
+    """
     requests = row.get("requests")
     if requests is None or requests != requests:  # missing or NaN
         return None
-    status_errors = row.get("errors_status") or 0
-    return max(0, int(requests) - int(status_errors if status_errors == status_errors else 0))
+    failed = _count(row.get("errors_total")) if is_open_loop(row) else _count(row.get("errors_status"))
+    return max(0, int(requests) - failed)
 
 
 def steady_warmup_throughput_rps(warmup_timeline: list[dict] | None) -> float | None:
