@@ -175,35 +175,55 @@ def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]
 
 # 02: offered load as multiples of one core's capacity (1 / 10 ms of CPU = 100 req/s). S2 offered 2,000 req/s
 # to 4 cores, five times what they can do, so the top factor is 5; below capacity the models should not differ.
-WORKER_POOL_LOAD_FACTORS = {"smoke": [0.5], "quick": [0.5, 5.0], "full": [0.25, 0.5, 0.9, 1.5, 5.0]}
-# Windows long enough for a backlog to build (S2 ran 60 s and crashed at second 37).
-WORKER_POOL_WINDOW_S = {"smoke": 2, "quick": 20, "full": 60}
+# quick holds S2's own point (5x for S2's 60 s); full steps the load up to it.
+WORKER_POOL_LOAD_FACTORS = {"smoke": [0.5], "quick": [5.0], "full": [0.5, 0.9, 1.5, 5.0]}
+# S2 ran 60 s and crashed at second 37: windows that long, so a backlog can build and a crash can happen.
+WORKER_POOL_WINDOW_S = {"smoke": 2, "quick": 60, "full": 60}
+# A limit that S2's own numbers, scaled to the one core a server has here, put between its two servers: S2's
+# unbounded server peaked at 1,240 MB on 4 cores (310 MB a core) before it ran out of memory, its pool at
+# 316 MB (79 MB a core). A backlog that grew as S2 describes exhausts 256 MiB within the window; the pool's
+# does not.
+WORKER_POOL_MEMORY_LIMIT_MIB = 256
+# S2's pool (12 workers on a channel whose send blocks) and, beside it, the same pool rejecting at once (503)
+# when its queue is full: the bounded design that S2's "stable" pool would need under a load it cannot serve.
+S2_SERVERS = (
+    ServerEntry("go-nethttp", label="go-nethttp"),
+    ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_FULL": "block"}, label="go-workerpool"),
+)
+REJECTING_POOL = ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_FULL": "reject"},
+                             label="go-workerpool-reject")
+
+
+def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:
+    return Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps,
+                request_timeout_s=10)
 
 
 def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
-    """02 (S2): open loop on /mixed, a goroutine per request vs a 12-worker pool."""
+    """02 (S2): open loop on /mixed, a goroutine per request vs a 12-worker pool (blocking, as S2's, and rejecting),
+    in S2's 60 s windows under a memory limit its unbounded server would exhaust (WORKER_POOL_MEMORY_LIMIT_MIB)."""
     p = profile(profile_name)
-    servers = [
-        ServerEntry("go-nethttp", label="go-nethttp"),
-        ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_FULL": "block"}, label="go-workerpool"),
-    ]
-    load = Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps, request_timeout_s=10)
-    return _experiment("02-worker-pool", p, servers, load, False, 4, placement=Placement(memory_limit_mib=2048),
+    return _experiment("02-worker-pool", p, [*S2_SERVERS, REJECTING_POOL], _s2_load(cpu_rounds, rates_rps), False, 4,
+                       placement=Placement(memory_limit_mib=WORKER_POOL_MEMORY_LIMIT_MIB),
                        profilers=list(WORKER_POOL_PROFILERS), duration_s=WORKER_POOL_WINDOW_S[p.name])
 
 
 # S2-mcall: the scheduler's calls counted with uprobes, in trials of their own: every counted call traps into
-# the kernel (microseconds each), so these trials do not measure throughput or memory for a verdict.
+# the kernel (microseconds each), so these trials do not measure throughput or memory for a verdict. S2's two
+# servers, below and above capacity.
 SCHEDULER_CALL_PROFILERS = ("uprobes",)
 SCHEDULER_CALL_WINDOW_S = {"smoke": 2, "quick": 10, "full": 30}
+SCHEDULER_CALL_LOAD_FACTORS = {"smoke": [0.5], "quick": [0.5, 5.0], "full": [0.5, 0.9, 1.5, 5.0]}
+SCHEDULER_CALL_MEMORY_LIMIT_MIB = 2048
 
 
 def scheduler_calls(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
-    """02 (S2-mcall): worker_pool's servers and load, with runtime.mcall/gopark/findRunnable counted by uprobes."""
+    """02 (S2-mcall): S2's two servers on worker_pool's route, with runtime.mcall/gopark/findRunnable counted by
+    uprobes."""
     p = profile(profile_name)
-    experiment = worker_pool(profile_name, cpu_rounds, rates_rps)
-    return _experiment("02-scheduler-calls", p, experiment.servers, experiment.load, False, 11,
-                       placement=experiment.placement, profilers=list(SCHEDULER_CALL_PROFILERS),
+    return _experiment("02-scheduler-calls", p, list(S2_SERVERS), _s2_load(cpu_rounds, rates_rps), False, 11,
+                       placement=Placement(memory_limit_mib=SCHEDULER_CALL_MEMORY_LIMIT_MIB),
+                       profilers=list(SCHEDULER_CALL_PROFILERS),
                        duration_s=SCHEDULER_CALL_WINDOW_S[p.name], trials=max(2, p.trials_per_condition // 2))
 
 
