@@ -144,6 +144,16 @@ def _worker_pool_gc():
     return plots.gc_pause_figure(events, group_column="label", trials=ran, title=f"02: GC pauses at {level:g} req/s")
 
 
+def _worker_pool_over_time():
+    s = _run(plans.worker_pool("quick", 1, [500.0]))
+    level = s.trials["level"].max()
+    over_time = analysis.overload_over_time(s.trials, s.timeseries, s.tables["thread_counts"],
+                                            s.tables["throughput_timeline"], level)
+    return plots.resources_over_time_figure(
+        over_time, group_column="label", panels=["memory_in_use_bytes", "established_connections", "successful_rps"],
+        linear_panels=("memory_in_use_bytes", "successful_rps"), title=f"02: {level:g} req/s over the window")
+
+
 def _json_api_latency():
     s = _run(plans.json_api("quick"))
     spectrum = _with_outcome(s.latency, s.trials)
@@ -202,6 +212,7 @@ FIGURE_CASES = {
     "01 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.runtime_overhead("quick"))),
     "02 served vs offered": (plots.throughput_figure, _worker_pool),
     "02 GC pauses at the table's rate": (plots.gc_pause_figure, _worker_pool_gc),
+    "02 memory, connections and answers over the window": (plots.resources_over_time_figure, _worker_pool_over_time),
     "03 latency spectrum": (plots.latency_spectrum_figure, _json_api_latency),
     "03 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.json_api("quick"))),
     "03 forest": (plots.forest_figure, _json_api_forest),

@@ -44,6 +44,9 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert wrk.read_report(trial_dir / "wrk.json.gz").requests == row["requests"]
     # Keep-alive: wrk's 16 connections carried every request of the window.
     assert row["connection_mode"] == "keep-alive" and 16 <= row["connections_accepted"] < 40
+    # The hypervisor's share of each side's CPUs in the window, read from this host's /proc/stat.
+    for side in ("server", "loadgen"):
+        assert 0.0 <= row[f"{side}_cpu_steal_share"] <= 1.0
     assert container.leftovers(docker_client, run_id) == []
 
 

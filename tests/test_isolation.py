@@ -57,6 +57,8 @@ def test_compare_measures_every_modes_instances_interleaved(docker_client, go_im
     assert sorted(windows["mode"].unique()) == sorted(isolation.MODES)
     assert len(windows) == len(isolation.MODES) * 2 * 2
     assert (windows["throughput_rps"] > 1000).all() and (windows["errors_total"] == 0).all()
+    # Each window says how much of each side's CPUs the hypervisor took while it ran.
+    assert windows["server_cpu_steal_share"].between(0, 1).all() and windows["loadgen_cpu_steal_share"].between(0, 1).all()
     print(windows.groupby("mode")["throughput_rps"].median())
     leftovers = [c.name for c in docker_client.containers.list(all=True)
                  if c.labels.get(container.RUN_LABEL, "").startswith("isolation-")]

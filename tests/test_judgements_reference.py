@@ -210,3 +210,50 @@ def test_profiler_overhead_on_the_committed_run(processed):
         # Only evidence trials count (ok, did work, loadgen not saturated).
         for label, n in ((row["without"], row["n_without"]), (row["with"], row["n_with"])):
             assert n == sum(evidence.exclusion_reason(t) is None for t in trials[trials["label"] == label].to_dict("records"))
+
+
+def test_s2_oom_counts_every_server_and_times_each_kill(processed):
+    run_id, run = _run("02-worker-pool-quick", processed)
+    trials = s2.with_runtime_metrics(run).assign(memory_peak_mib=lambda t: t["memory_peak_bytes"] / 2**20)
+    level = trials["level"].max()
+    recorded = s2.out_of_memory(trials, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "")
+    at_level = trials[trials["level"] == level]
+    assert set(recorded.measured["oom_kills"]) == set(at_level["label"])
+    assert recorded.measured["memory_limit_mib"] == run["manifest"]["parameters"]["placement"]["memory_limit_mib"]
+    if not (at_level["failure_reason"] == "oom-killed").any():
+        assert recorded.verdict == claims.NOT_REPRODUCED and "no OOM kill" in recorded.explanation
+    # The same trials as if the engine had killed every unbounded server 30 s into its window: the claim's event,
+    # with the time to it measured from the window's start, and the pools untouched.
+    unbounded = at_level["label"] == "go-nethttp"
+    killed = at_level.copy()
+    killed.loc[unbounded, ["status", "failure_reason"]] = ["failed", "oom-killed"]
+    killed.loc[unbounded, "server_ended_unix_s"] = killed.loc[unbounded, "measured_unix_s"] + 30.0
+    verdict = s2.out_of_memory(killed, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "")
+    assert verdict.verdict == claims.HOLDS
+    assert verdict.measured["seconds_to_oom"]["go-nethttp"] == [30.0] * int(unbounded.sum())
+    assert "30 s into the window" in verdict.explanation and "second 37" in verdict.explanation
+    # S2's pool killed too: the claim's contrast is gone.
+    pool = killed["label"] == "go-workerpool"
+    killed.loc[pool, ["status", "failure_reason"]] = ["failed", "oom-killed"]
+    assert s2.out_of_memory(killed, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "").verdict \
+        == claims.NOT_REPRODUCED
+
+
+def test_s2_over_time_frame_holds_each_series_on_its_own_clock(processed):
+    from loadlab import analysis
+
+    run_id, run = _run("02-worker-pool-quick", processed)
+    trials = run["trials"]
+    level = trials["level"].max()
+    frame = analysis.overload_over_time(trials, run["timeseries"], run["thread_counts"], run["throughput_timeline"], level)
+    assert set(frame["trial"]) <= set(trials.loc[trials["level"] == level, "trial"])
+    columns = ["memory_in_use_bytes", "established_connections", "successful_rps"]
+    # Every row holds exactly one of the three series.
+    assert (frame[columns].notna().sum(axis=1) == 1).all()
+    memory = frame.dropna(subset=["memory_in_use_bytes"])
+    assert len(memory) == len(run["timeseries"][run["timeseries"]["trial"].isin(memory["trial"])])
+    # The answers per second add up to the 2xx answers of the window that the timeline counted.
+    answered = frame.dropna(subset=["successful_rps"]).groupby("trial")["successful_rps"].sum()
+    timeline = run["throughput_timeline"]
+    timeline = timeline[(timeline["phase"] != "warmup") & timeline["trial"].isin(answered.index)]
+    assert answered.to_dict() == pytest.approx(timeline.groupby("trial")["throughput_rps"].sum().to_dict())

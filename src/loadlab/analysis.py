@@ -285,3 +285,33 @@ def isolation_spread_test(windows: pd.DataFrame, first: str, second: str) -> flo
 
     medians = windows.groupby(["mode", "instance"])["throughput_rps"].median()
     return float(levene(medians.loc[first].to_numpy(), medians.loc[second].to_numpy(), center="median").pvalue)
+
+
+def overload_over_time(trials: pd.DataFrame, timeseries: pd.DataFrame, thread_counts: pd.DataFrame,
+                       throughput_timeline: pd.DataFrame, level) -> pd.DataFrame:
+    """One tidy frame of what an open-loop overload did over each window, for `plots.resources_over_time_figure`.
+
+    Rows from three clocks, each holding one of the value columns:
+    `memory_in_use_bytes` (the sampler, 4 times a second),
+    `established_connections` (the kernel's socket table, once a second:
+    accepted connections and those still waiting in the listen queue) and
+    `successful_rps` (2xx/3xx answers per second, by the second the request
+    was sent, from the loadgen's per-request results). `t_s` is seconds since
+    the window began; the trials' label, status, failure reason and loadgen
+    saturation ride along so excluded trials are drawn as such.
+    """
+    at_level = trials[trials["level"] == level][["trial", "label", "status", "failure_reason", "loadgen_saturated"]]
+    memory = timeseries.merge(at_level, on="trial")[["trial", "t_s", "server_memory_in_use_bytes"]]
+    parts = [memory.rename(columns={"server_memory_in_use_bytes": "memory_in_use_bytes"})]
+    if thread_counts is not None and not thread_counts.empty:
+        connections = thread_counts[thread_counts["metric"] == "connections"]
+        parts.append(connections.drop(columns="t_s").rename(columns={"t_window_s": "t_s", "count": "established_connections"})
+                     [["trial", "t_s", "established_connections"]].astype({"established_connections": float}))
+    if throughput_timeline is not None and not throughput_timeline.empty:
+        window = throughput_timeline[throughput_timeline["phase"] != "warmup"] if "phase" in throughput_timeline \
+            else throughput_timeline
+        # "second" n counts the requests sent in [n - 1, n): drawn at the middle of that second.
+        parts.append(window.assign(t_s=window["second"] - 0.5).rename(columns={"throughput_rps": "successful_rps"})
+                     [["trial", "t_s", "successful_rps"]])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.merge(at_level, on="trial").sort_values(["trial", "t_s"]).reset_index(drop=True)

@@ -93,3 +93,43 @@ def connection_limits() -> dict:
     return {"open_files_hard": open_files, "ephemeral_ports": ports,
             "accept_backlog": _read_int("/proc/sys/net/core/somaxconn"),
             "max_connections": (min(caps) - 64) if caps else None}
+
+
+# /proc/stat's per-CPU columns, in USER_HZ ticks: user nice system idle iowait irq softirq steal guest guest_nice.
+# guest time is already inside user (and guest_nice inside nice), so a CPU's time is the first eight.
+_PROC_STAT_STEAL = 7
+_PROC_STAT_TIME_COLUMNS = 8
+
+
+def cpu_times(stat_text: str | None = None) -> dict[int, tuple[int, int]]:
+    """Per CPU number: (all its time, the part stolen by the hypervisor), in USER_HZ ticks since boot.
+
+    Read from /proc/stat (or `stat_text`, its contents). Steal is the time a
+    virtual CPU was runnable but the host ran something else: a neighbour on
+    the same physical core. An empty mapping where /proc/stat cannot be read.
+    """
+    if stat_text is None:
+        try:
+            stat_text = Path("/proc/stat").read_text()
+        except OSError:
+            return {}
+    times = {}
+    for line in stat_text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        ticks = [int(value) for value in rest.split()[:_PROC_STAT_TIME_COLUMNS]]
+        if len(ticks) > _PROC_STAT_STEAL:
+            times[int(name[3:])] = (sum(ticks), ticks[_PROC_STAT_STEAL])
+    return times
+
+
+def steal_share(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]], cpus) -> float | None:
+    """The share (0-1) of the CPUs' time stolen between two `cpu_times` readings; None without ticks to compare."""
+    elapsed = stolen = 0
+    for cpu in cpus:
+        if cpu not in before or cpu not in after:
+            return None
+        elapsed += after[cpu][0] - before[cpu][0]
+        stolen += after[cpu][1] - before[cpu][1]
+    return stolen / elapsed if elapsed > 0 else None

@@ -45,7 +45,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab.config import interleave, new_run_id
+from loadlab import hostfacts
+from loadlab.config import interleave, new_run_id, parse_cpuset
 from loadlab.errors import ParameterError
 from loadlab.harness import container, images
 from loadlab.harness import loadgen as loadgen_run
@@ -198,14 +199,20 @@ class PlainServer:
 
 
 def _windows(loadgen: loadgen_run.LoadgenContainer, url: str, mode: str, instance: int, warmup_s: int,
-             windows: int, window_s: int) -> list[dict]:
+             windows: int, window_s: int, cpus: dict[str, set[int]]) -> list[dict]:
+    """One row per measured window, with the share of each side's CPUs (`cpus`: side -> CPU numbers) that the
+    hypervisor stole during it."""
     if warmup_s:
         loadgen_run.run_wrk(loadgen, f"{mode}-{instance}/warmup", url, CONNECTIONS, warmup_s, 1, 2, 1)
     rows = []
     for window in range(1, windows + 1):
+        before = hostfacts.cpu_times()
         report = loadgen_run.run_wrk(loadgen, f"{mode}-{instance}/{window}", url, CONNECTIONS, window_s, 1, 2, 1)
+        after = hostfacts.cpu_times()
         rows.append({"mode": mode, "instance": instance, "window": window, "throughput_rps": report.requests_per_s,
-                     "errors_total": report.error_count, "window_s": window_s})
+                     "errors_total": report.error_count, "window_s": window_s,
+                     **{f"{side}_cpu_steal_share": hostfacts.steal_share(before, after, numbers)
+                        for side, numbers in cpus.items()}})
     return rows
 
 
@@ -231,6 +238,7 @@ def compare(client, instances: int, windows: int, window_s: int = 3, warmup_s: i
     binary = extract_binary(client, image, workdir, run_id)
     user = tuple(int(part) for part in (client.images.get(image).attrs["Config"]["User"] or "65534:65534").split(":"))
     rows: list[dict] = []
+    cpus = {"server": parse_cpuset(server_cpus, "server_cpus"), "loadgen": parse_cpuset(loadgen_cpus, "loadgen_cpus")}
     order = interleave(modes, instances, seed)
     try:
         with loadgen_run.loadgen_for_trial(client, loadgen_image(), run_id, f"loadlab-{run_id}-loadgen",
@@ -243,12 +251,12 @@ def compare(client, instances: int, windows: int, window_s: int = 3, warmup_s: i
                                                   run_id=run_id, client=client, name=f"loadlab-{run_id}-{number}",
                                                   build=False)
                     with session:
-                        rows += _windows(loadgen, session.url(ROUTE), mode, instance, warmup_s, windows, window_s)
+                        rows += _windows(loadgen, session.url(ROUTE), mode, instance, warmup_s, windows, window_s, cpus)
                 else:
                     server = PlainServer(binary, server_cpus, mode == "cgroup-no-aslr", user)
                     try:
                         server.wait_healthy()
-                        rows += _windows(loadgen, server.url(ROUTE), mode, instance, warmup_s, windows, window_s)
+                        rows += _windows(loadgen, server.url(ROUTE), mode, instance, warmup_s, windows, window_s, cpus)
                     finally:
                         server.close()
                 log(f"isolation: {number}/{len(order)} ({mode}, instance {instance}) done")

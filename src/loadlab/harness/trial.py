@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import outcome
+from loadlab import hostfacts, outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
@@ -142,14 +142,18 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
              profiling: capture.Capture | None):
     """The measured window with the sampler (and any profilers) running.
 
-    Returns (loadgen result, samples, TCP connections accepted in the window
-    or None where the kernel's count cannot be read).
+    Returns (loadgen result, samples, facts of the window): the TCP
+    connections accepted in it (None where the kernel's count cannot be read)
+    and the share of the server's and loadgen's CPU time stolen by the
+    hypervisor (None off this host).
     """
     sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
     pid = session.container.attrs.get("State", {}).get("Pid") or 0
     if profiling is not None:
         profiling.start()
     accepted_before = capture.tcp_passive_opens(pid)
+    # CPU steal (a neighbour on the hypervisor taking our vCPUs) is read on this host only.
+    cpu_times_before = hostfacts.cpu_times() if config.check_host_cpus else {}
     with sampler.Sampler(sources) as running:
         if config.load_mode == "closed":
             result = loadgen_run.run_wrk(
@@ -160,8 +164,16 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
             result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s,
                                             connection_per_request=config.connection_per_request)
     accepted_after = capture.tcp_passive_opens(pid)
+    cpu_times_after = hostfacts.cpu_times() if config.check_host_cpus else {}
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
-    return result, running.samples, accepted
+    window = {"connections_accepted": accepted, **_steal_columns(config, cpu_times_before, cpu_times_after)}
+    return result, running.samples, window
+
+
+def _steal_columns(config: TrialConfig, before: dict, after: dict) -> dict:
+    """The share of the server's and the loadgen's CPUs' time that the hypervisor stole during the window."""
+    return {f"{side}_cpu_steal_share": hostfacts.steal_share(before, after, parse_cpuset(cpus, f"{side}_cpus"))
+            for side, cpus in (("server", config.server_cpus), ("loadgen", config.loadgen_cpus))}
 
 
 def _raise_if_exited(session: ServerSession) -> None:
@@ -258,7 +270,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                     _raise_if_exited(session)
                     measured_at = time.time()
                     profiling = capture.capture_for(config, session, trial_dir / "profiles")
-                    result, samples, connections_accepted = _measure(config, session, loadgen, url, profiling)
+                    result, samples, window = _measure(config, session, loadgen, url, profiling)
                     # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
                     timeseries = _timeseries(samples)
                     timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
@@ -273,7 +285,8 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
                 raise _root_cause(failure, session) from None
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
         row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
-        row.update(_connection_columns(config, connections_accepted, row.get("requests")))
+        row.update(_connection_columns(config, window["connections_accepted"], row.get("requests")))
+        row.update({key: value for key, value in window.items() if key.endswith("_steal_share")})
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,

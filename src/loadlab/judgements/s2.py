@@ -112,13 +112,23 @@ def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], 
                                  ("S2-gc-pause", "gc_pause_total_s"))
     ]
     verdicts.append(gc_mark(data, margins, notebook, run_id, level, context))
-    verdicts.append(goroutines(data, level, notebook, run_id, context))
+    backlog = ((manifest.get("provenance") or {}).get("connection_limits") or {}).get("accept_backlog")
+    verdicts.append(goroutines(data, level, notebook, run_id, context, accept_backlog=backlog))
     verdicts.append(out_of_memory(data, manifest, level, notebook, run_id, context))
     verdicts.append(feasibility(data, notebook, run_id))
     return verdicts
 
 
-def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context: str) -> Verdict:
+def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context: str,
+               accept_backlog: int | None = None) -> Verdict:
+    """S2-goroutines: the pool process's goroutines under overload, from /debug/vars where its series answered,
+    else from the kernel's count of established connections.
+
+    An established connection may still wait in the listen queue, where no goroutine serves it yet; so the
+    floor under the goroutine count is the connections less the accept backlog (the host's, recorded in the
+    run's connection limits), plus the pool's workers. Without a recorded backlog nothing is taken off, and
+    the text says so.
+    """
     ok = trials[(trials["status"] == "ok") & (trials["level"] == level)]
     peaks = {label: float(ok.loc[ok["label"] == label, "goroutines_peak"].median()) for label in LABELS
              if ok.loc[ok["label"] == label, "goroutines_peak"].notna().any()}
@@ -139,18 +149,27 @@ def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context:
                        if "connections_peak" in ok and ok.loc[ok["label"] == label, "connections_peak"].notna().any()}
         if "go-workerpool" in connections:
             # net/http runs a goroutine per accepted connection; the pool adds its workers to those.
-            at_least = {label: value + (POOL_WORKERS if label == "go-workerpool" else 0) for label, value in connections.items()}
+            queued = accept_backlog or 0
+            at_least = {label: max(0.0, value - queued) + (POOL_WORKERS if label == "go-workerpool" else 0)
+                        for label, value in connections.items()}
             verdict = CONTRADICTED if at_least["go-workerpool"] > 2 * POOL_WORKERS else INCONCLUSIVE
+            backlog_text = (f"less the {queued:,} that the listen queue can hold before they are accepted"
+                            if accept_backlog else "(the run recorded no accept backlog, so none is taken off "
+                            "for connections still in the listen queue)")
             return Verdict(
                 "S2-goroutines", verdict,
                 f"{unanswered}; the kernel's socket table, read once a second, counted their established "
                 "connections instead (peak, median of trials): "
                 + ", ".join(f"{label} {value:,.0f}" for label, value in connections.items())
-                + ". net/http serves each connection on a goroutine of its own, so the processes ran at least "
+                + f". net/http serves each accepted connection on a goroutine of its own, so, {backlog_text}, "
+                "the processes ran at least "
                 + ", ".join(f"{label} {value:,.0f}" for label, value in at_least.items())
-                + f" goroutines (the pool's {POOL_WORKERS} workers added); the pool's process never runs on "
-                f"{POOL_WORKERS} goroutines under overload", notebook, run_id, context=context,
-                measured={"goroutines_at_least": at_least, "connections_peak": connections})
+                + f" goroutines (the pool's {POOL_WORKERS} workers added); "
+                + (f"the pool's process never runs on {POOL_WORKERS} goroutines under overload"
+                   if verdict == CONTRADICTED else "that floor cannot tell the pool's count from its workers'"),
+                notebook, run_id, context=context,
+                measured={"goroutines_at_least": at_least, "connections_peak": connections,
+                          "accept_backlog": accept_backlog})
         return Verdict(
             "S2-goroutines", INCONCLUSIVE,
             f"{unanswered}, so no goroutine count covers the overload{lower_text}",
@@ -167,22 +186,61 @@ def goroutines(trials: pd.DataFrame, level, notebook: str, run_id: str, context:
         f"{POOL_WORKERS} workers are a part of the count", notebook, run_id, context=context, measured=peaks)
 
 
+# S2's unbounded server ran out of memory at second 37 of its 60 s run.
+SOURCE_SECONDS_TO_OOM = 37
+
+
+def seconds_to_oom(trials: pd.DataFrame) -> pd.Series:
+    """Seconds from the start of the measured window to the OOM kill, per OOM-killed trial (the engine's
+    FinishedAt against the window's start; NaN where a trial recorded neither)."""
+    killed = trials[trials["failure_reason"] == "oom-killed"]
+    if "server_ended_unix_s" not in killed or "measured_unix_s" not in killed:
+        return pd.Series(float("nan"), index=killed.index)
+    return killed["server_ended_unix_s"] - killed["measured_unix_s"]
+
+
 def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, run_id: str, context: str) -> Verdict:
-    kills = trials[trials["failure_reason"] == "oom-killed"]["label"].value_counts().to_dict()
+    """S2-oom at `level`: was the unbounded server OOM-killed under the run's memory limit, and the pool not?
+
+    Every server of the run is counted (the rejecting pool too); the time to each kill is measured from the
+    window's start, against the source's 37 s.
+    """
+    at_level = trials[trials["level"] == level]
+    labels = sorted(set(at_level["label"]))
+    kills = at_level[at_level["failure_reason"] == "oom-killed"]["label"].value_counts().to_dict()
+    times = seconds_to_oom(at_level)
+    killed_after = {label: [round(float(t), 1) for t in times[at_level.loc[times.index, "label"] == label] if t == t]
+                    for label in labels}
     limit_mib = ((manifest.get("parameters") or {}).get("placement") or {}).get("memory_limit_mib")
-    peak = trials[trials["status"] == "ok"].groupby("label")["memory_peak_mib"].max().to_dict()
-    measured = {"oom_kills": {label: int(kills.get(label, 0)) for label in sorted(set(trials["label"]))},
-                "memory_peak_mib": peak}
-    if kills.get("go-nethttp") and not kills.get("go-workerpool"):
-        return Verdict("S2-oom", HOLDS, f"the unbounded server was OOM-killed in {kills['go-nethttp']} trial(s) "
-                       f"at a {limit_mib} MiB limit, the pool never", notebook, run_id, context=context, measured=measured)
+    window_s = float(at_level["duration_s"].median()) if len(at_level) else float("nan")
+    peak = at_level[at_level["status"] == "ok"].groupby("label")["memory_peak_mib"].max().to_dict()
+    trial_counts = at_level["label"].value_counts().to_dict()
+    measured = {"oom_kills": {label: int(kills.get(label, 0)) for label in labels},
+                "trials": {label: int(trial_counts.get(label, 0)) for label in labels},
+                "seconds_to_oom": {label: values for label, values in killed_after.items() if values},
+                "memory_peak_mib": peak, "memory_limit_mib": limit_mib, "window_s": window_s}
+
+    def kill_text(label: str) -> str:
+        seconds = killed_after.get(label) or []
+        when = (f", {min(seconds):.0f} to {max(seconds):.0f} s into the window" if len(seconds) > 1
+                else f", {seconds[0]:.0f} s into the window" if seconds else "")
+        return f"{label} in {kills.get(label, 0)} of {trial_counts.get(label, 0)} trials{when}"
+
     peaks = ", ".join(f"{label} {value:.0f} MiB" for label, value in peak.items())
-    if kills.get("go-workerpool"):
-        why = (f"the pool, not the unbounded server, was OOM-killed ({kills['go-workerpool']} trial(s)); "
-               f"highest peaks of the surviving trials: {peaks}")
+    setting = f"at {level:g} req/s offered for {window_s:.0f} s under a {limit_mib} MiB limit"
+    if kills.get("go-nethttp") and not kills.get("go-workerpool"):
+        return Verdict("S2-oom", HOLDS, f"{setting}, the unbounded server was OOM-killed ({kill_text('go-nethttp')}; "
+                       f"the source: second {SOURCE_SECONDS_TO_OOM}), S2's pool never"
+                       + (f"; highest peaks of the surviving trials: {peaks}" if peaks else ""),
+                       notebook, run_id, context=context, measured=measured)
+    killed = [label for label in labels if kills.get(label)]
+    if killed:
+        why = (f"{setting}, OOM-killed: " + "; ".join(kill_text(label) for label in killed)
+               + (f"; highest peaks of the surviving trials: {peaks}" if peaks else ""))
     else:
-        why = (f"no OOM kill in any trial: at {level:g} req/s offered the highest peaks were {peaks} of a {limit_mib} MiB "
-               "limit, in windows far shorter than the source's 37 s to its crash")
+        why = (f"no OOM kill in any trial {setting}: the highest peaks were {peaks}, "
+               f"over windows {window_s / SOURCE_SECONDS_TO_OOM:.1f} times the source's {SOURCE_SECONDS_TO_OOM} s "
+               "to its crash")
     return Verdict("S2-oom", NOT_REPRODUCED, why, notebook, run_id, context=context, measured=measured)
 
 

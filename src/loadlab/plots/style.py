@@ -83,6 +83,8 @@ def spans_decades(values: Iterable[float], decades: float = 1.0) -> bool:
 
 
 _KNOWN_LABELS = {
+    "established_connections": "TCP connections (kernel)",
+    "successful_rps": "successful answers (req/s)",
     "concurrency": "concurrency (connections)",
     "connections": "concurrency (connections)",
     "level": "load level",

@@ -40,6 +40,8 @@ def resources_over_time_figure(
     trial_column: str = "trial",
     confidence: float = 0.95,
     title: str | None = None,
+    panels: list[str] | None = None,
+    linear_panels: tuple[str, ...] = (),
 ) -> Figure:
     """Memory in use (top, MiB) and, unless `tasks_column` is None or absent, tasks (bottom) over time.
 
@@ -50,8 +52,15 @@ def resources_over_time_figure(
     Optional ``status`` / ``failure_reason`` / ``loadgen_saturated`` columns
     mark excluded trials. Each y axis is logarithmic when its values span a
     decade (Java platform threads against Rust easily span four).
+
+    `panels` names the columns to draw instead, one panel each, top to
+    bottom; series sampled at other instants (the kernel's connection count
+    once a second beside the sampler's memory) can share `data`, each panel
+    drawing only the rows that hold its column. A column in `linear_panels`
+    keeps a linear axis from 0 even across decades: a log axis would drop
+    its zeros (a server that stopped answering).
     """
-    require_columns(data, [group_column, time_column, memory_column], "resources_over_time_figure")
+    require_columns(data, [group_column, time_column, *(panels or [memory_column])], "resources_over_time_figure")
     with_tasks = tasks_column is not None and tasks_column in data.columns
     frame = data.copy()
     if trial_column not in frame.columns:
@@ -59,18 +68,20 @@ def resources_over_time_figure(
     frame["_t"] = (pd.to_numeric(frame[time_column], errors="coerce") / SAMPLE_PERIOD_S).round() * SAMPLE_PERIOD_S
     reasons = exclusion_reasons(frame)
     servers = runtime_order(frame[group_column].unique())
-    panels = [memory_column] + ([tasks_column] if with_tasks else [])
+    if panels is None:
+        panels = [memory_column] + ([tasks_column] if with_tasks else [])
 
     with style_context():
         figure, axes_array = new_figure(6.0, 2.4 + 1.7 * len(panels), nrows=len(panels), sharex=True, squeeze=False)
         axes_list = list(axes_array[:, 0])
         for axes, column in zip(axes_list, panels):
             frame["_y"] = display_values(column, frame[column]).to_numpy()
-            evidence = frame[reasons == ""]
+            drawn = frame["_y"].notna()
+            evidence = frame[(reasons == "") & drawn]
             summary = median_summary(evidence, group_column, "_t", "_y", confidence)
             for server in servers:
                 style = series_style(server)
-                rows = frame[frame[group_column] == server]
+                rows = frame[(frame[group_column] == server) & drawn]
                 for _, trial in rows.groupby(trial_column):
                     trial = trial.sort_values("_t")
                     excluded = bool((reasons.loc[trial.index] != "").any())
@@ -80,9 +91,9 @@ def resources_over_time_figure(
                 axes.plot(line["_t"], line["median"], color=style.colour, linestyle=style.linestyle, linewidth=1.8)
                 axes.fill_between(line["_t"].to_numpy(dtype=float), line["ci_low"].to_numpy(dtype=float),
                                   line["ci_high"].to_numpy(dtype=float), color=style.colour, alpha=0.2, linewidth=0)  # fmt: skip
-            if spans_decades(frame["_y"]):
+            if column not in linear_panels and spans_decades(frame.loc[drawn, "_y"]):
                 axes.set_yscale("log")
-                format_log_axis(axes.yaxis, frame["_y"], plain_formatter())
+                format_log_axis(axes.yaxis, frame.loc[drawn, "_y"], plain_formatter())
             else:
                 axes.set_ylim(bottom=0)
                 axes.yaxis.set_major_formatter(count_formatter())
