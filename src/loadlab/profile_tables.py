@@ -51,13 +51,8 @@ def _start_unix_s(events: list[dict]) -> pd.Series:
 
 
 def _jfr_window_stacks(directory: Path, window_unix_s: tuple[float, float] | None) -> pd.DataFrame:
-    events = profiles.read_captured_jfr(directory, "samples")
-    if window_unix_s is not None and events:
-        # The recording runs from the JVM's start: the contract check and the warm-up are in it too.
-        starts = _start_unix_s(events)
-        keep = ((starts >= window_unix_s[0]) & (starts <= window_unix_s[1])).to_numpy()
-        events = [event for event, kept in zip(events, keep) if kept]
-    return profiles.jfr_stacks(events)
+    # The recording runs from the JVM's start: the contract check and the warm-up are in it too.
+    return profiles.captured_jfr_stacks(directory, window_unix_s)
 
 
 def _file(name: str):
