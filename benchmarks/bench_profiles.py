@@ -56,10 +56,13 @@ and CPU time is the steadier comparison. Median of --runs, with min-max.
 from __future__ import annotations
 
 import argparse
+import gc
+import gzip
 import os
 import shlex
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import time
@@ -67,7 +70,6 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PROGRAMS = REPOSITORY / "tests" / "fixtures" / "profiles" / "programs"
-FIXTURE_IMAGE = "loadlab/profile-fixtures:trixie"
 PRINTED_EVENTS = (
     "jdk.GarbageCollection,jdk.GCHeapSummary,jdk.GCPhasePause,"
     "jdk.ExecutionSample,jdk.JavaThreadStatistics,jdk.VirtualThreadPinned"
@@ -90,26 +92,69 @@ threads = jfr_thread_counts(events)
 print(len(events), len(stacks), len(gc), len(threads))
 """
 
-OURS_JFR_BINARY = """
+OURS_JFR_HARNESS = """
 import sys
-from loadlab.profiles import jfr_gc_events, jfr_stacks, jfr_thread_counts, read_jfr_recording
-events = read_jfr_recording(sys.argv[1], sys.argv[2].split(","))
-stacks = jfr_stacks(events)
-gc = jfr_gc_events(events)
-threads = jfr_thread_counts(events)
-print(len(events), len(stacks), len(gc), len(threads))
+from pathlib import Path
+from loadlab import profile_tables
+directory, origin, end = Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+runtime = profile_tables.jfr_runtime_tables(directory, 1, origin)
+stacks = profile_tables.cpu_stacks(directory, 1, (origin, end))
+functions = profile_tables.cpu_functions(stacks)
+blocking = profile_tables.blocking_events(directory, 1)
+print([len(table) for table in runtime], len(stacks), len(functions), blocking)
 """
 
 
-def in_process_jfr_seconds(jfr_path: Path) -> tuple[float, float]:
-    """Wall seconds of read_jfr_recording alone, and with the tables, inside this process (imports done)."""
-    from loadlab.profiles import jfr_gc_events, jfr_stacks, jfr_thread_counts, read_jfr_recording
+def recording_window(jfr_path: Path) -> tuple[float, float]:
+    """(start, end) of the recording in Unix seconds, from its first chunk's header (start ns, duration ns)."""
+    with open(jfr_path, "rb") as file:
+        header = file.read(68)
+    start_nanos, duration_nanos = struct.unpack_from(">qq", header, 32)
+    return start_nanos / 1e9, (start_nanos + duration_nanos) / 1e9
 
-    start = time.perf_counter()
-    events = read_jfr_recording(jfr_path, PRINTED_EVENTS.split(","))
-    read = time.perf_counter() - start
-    jfr_stacks(events), jfr_gc_events(events), jfr_thread_counts(events)
-    return read, time.perf_counter() - start
+
+def harness_jfr_tables(profiles_dir: Path, window: tuple[float, float]) -> dict[str, tuple[float, float]]:
+    """(wall s, CPU s) of each step tables.py takes for one Java trial's JFR capture, inside this process.
+
+    "runtime": profile_tables.jfr_runtime_tables (GC cycles, GC pauses, thread counts, pinning; what
+    tables._profile_rows calls); "stacks": profile_tables.cpu_stacks (folded execution samples inside the
+    window, through captured_jfr_stacks and the fast jfr.read_jfr_stacks; and blocking_events, None here:
+    no lock recording; what tables._capture_rows calls); "functions": profile_tables.cpu_functions on those
+    stacks (every source's, computed from the stacks table, not from the recording). The metadata cache is
+    emptied first, so each run parses the recording's metadata once, as a trial of a new JVM would.
+    """
+    from loadlab import profile_tables
+    from loadlab.profiles import jfr_recording
+
+    jfr_recording._METADATA.clear()
+    gc.collect()
+    times = {}
+    wall, cpu = time.perf_counter(), time.process_time()
+    runtime = profile_tables.jfr_runtime_tables(profiles_dir, 1, window[0])
+    times["runtime"] = (time.perf_counter() - wall, time.process_time() - cpu)
+    wall, cpu = time.perf_counter(), time.process_time()
+    stacks = profile_tables.cpu_stacks(profiles_dir, 1, window)
+    blocking = profile_tables.blocking_events(profiles_dir, 1)
+    times["stacks"] = (time.perf_counter() - wall, time.process_time() - cpu)
+    wall, cpu = time.perf_counter(), time.process_time()
+    profile_tables.cpu_functions(stacks)
+    times["functions"] = (time.perf_counter() - wall, time.process_time() - cpu)
+    assert runtime is not None and len(stacks) > 0 and blocking is None
+    return times
+
+
+def general_reader_seconds(profiles_dir: Path, window: tuple[float, float]) -> tuple[float, float]:
+    """(wall s, CPU s) of the samples' stacks by the general reader, as cpu_stacks read them before the fast
+    path: every jdk.ExecutionSample as a `jfr print --json`-shaped dict, cut to the window, then jfr_stacks."""
+    from loadlab import profiles
+    from loadlab.profiles import jfr_recording
+
+    jfr_recording._METADATA.clear()
+    gc.collect()
+    wall, cpu = time.perf_counter(), time.process_time()
+    events = profiles.events_in_window(profiles.read_captured_jfr(profiles_dir, "samples"), window)
+    profiles.jfr_stacks(events)
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
 def summary_inside_container_seconds(container: str, jfr_path: Path) -> float:
@@ -136,47 +181,143 @@ def summarize(samples: list[float]) -> str:
     return f"{statistics.median(samples):7.2f} s (min {min(samples):.2f}, max {max(samples):.2f})"
 
 
-def generate(workdir: Path, chains: int, jfr_seconds: int) -> None:
-    """Write big-allocs.pb.gz, big.jfr and big.json under workdir with the real programs."""
+def generate_pprof(workdir: Path, chains: int) -> None:
+    """Write big-allocs.pb.gz under workdir with the real Go program."""
     workdir.mkdir(parents=True, exist_ok=True)
     go = shutil.which("go") or "/usr/local/go/bin/go"
     binary = workdir / "bigprofile"
     subprocess.run([go, "build", "-o", str(binary), "."], cwd=PROGRAMS / "bigprofile", check=True)
     subprocess.run([str(binary), "-kind", "allocs", "-chains", str(chains), "-o", str(workdir / "big-allocs.pb.gz")],
                    check=True)
-    script = (
-        "javac -d /tmp/classes /src/BigJfr.java && "
-        'java "-XX:StartFlightRecording=filename=/out/big.jfr,settings=profile,jdk.ExecutionSample#period=1ms" '
-        f"-cp /tmp/classes BigJfr {jfr_seconds * 1000} 2 > /dev/null && "
-        f"jfr print --json --stack-depth 64 --events {PRINTED_EVENTS} /out/big.jfr > /out/big.json"
-    )
-    subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "-v", f"{PROGRAMS / 'bigjfr'}:/src:ro",
-         "-v", f"{workdir}:/out", FIXTURE_IMAGE, "bash", "-c", script],
-        check=True,
-    )
+
+
+def generate_jfr(workdir: Path, java_home: Path, jfr_seconds: int) -> None:
+    """Write big.jfr (BigJfr at a 1 ms sampling period) and trial/profiles/jfr-events.jfr.gz under workdir.
+
+    The trial file is what the capture keeps: the recording cut by `jfr scrub --include-events` to the
+    harness's events (jfr_captures) and gzip-compressed; a JDK without `jfr scrub` (before 19) gives the
+    whole recording, gzip-compressed (the other events are stepped over by their size).
+    """
+    from loadlab.profiles import jfr_captures
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    classes = workdir / "classes"
+    subprocess.run([str(java_home / "bin" / "javac"), "-d", str(classes), str(PROGRAMS / "bigjfr" / "BigJfr.java")],
+                   check=True)
+    subprocess.run([str(java_home / "bin" / "java"),
+                    f"-XX:StartFlightRecording=filename={workdir / 'big.jfr'},settings=profile,"
+                    "jdk.ExecutionSample#period=1ms",
+                    "-cp", str(classes), "BigJfr", str(jfr_seconds * 1000), "2"],
+                   check=True, stdout=subprocess.DEVNULL)
+    jfr = str(java_home / "bin" / "jfr")
+    kept = workdir / "big.jfr"
+    has_scrub = "scrub" in subprocess.run([jfr, "help"], capture_output=True, text=True).stdout
+    if has_scrub:
+        kept = workdir / "events.jfr"
+        events = ",".join(jfr_captures.RUNTIME_EVENTS + jfr_captures.SAMPLE_EVENTS + jfr_captures.LOCK_EVENTS)
+        subprocess.run([jfr, "scrub", "--include-events", events, str(workdir / "big.jfr"), str(kept)], check=True)
+    profiles_dir = workdir / "trial" / "profiles"
+    profiles_dir.mkdir(parents=True, exist_ok=True)
+    (profiles_dir / "jfr-events.jfr.gz").write_bytes(gzip.compress(kept.read_bytes(), compresslevel=6, mtime=0))
+
+
+def generate_jfr_json(workdir: Path, java_home: Path) -> None:
+    """Write big.json: `jfr print --json --stack-depth 64` of the printed events of big.jfr (~1 GB)."""
+    with open(workdir / "big.json", "wb") as out:
+        subprocess.run([str(java_home / "bin" / "jfr"), "print", "--json", "--stack-depth", "64", "--events",
+                        PRINTED_EVENTS, str(workdir / "big.jfr")], check=True, stdout=out)
+
+
+def describe_jfr(jfr_path: Path, profiles_dir: Path) -> str:
+    """The recording's size, samples, distinct stacks and frames, as the harness reads them."""
+    from loadlab import profiles
+
+    stacks = profiles.captured_jfr_stacks(profiles_dir)
+    samples = int(stacks["count"].sum())
+    frames = int(sum(count * (stack.count(";") + 1) for stack, count in zip(stacks["stack"], stacks["count"])))
+    kept = profiles_dir / "jfr-events.jfr.gz"
+    return (f"JFR .jfr {jfr_path.stat().st_size / 1e6:.1f} MB ({kept.name} {kept.stat().st_size / 1e6:.1f} MB): "
+            f"{samples:,} jdk.ExecutionSample, {len(stacks):,} distinct stacks, {frames:,} frames")
+
+
+def compare_jfr(options, env: dict) -> None:
+    """The harness's table path on one Java trial's capture against `jfr summary` of the same recording."""
+    jfr_path = options.workdir / "big.jfr"
+    profiles_dir = options.workdir / "trial" / "profiles"
+    window = recording_window(jfr_path)
+    jfr_tool = [*shlex.split(options.jfr)] if options.jfr else [str(options.java_home / "bin" / "jfr")]
+    summary = [*jfr_tool, "summary", str(jfr_path)]
+    fresh = [sys.executable, "-c", OURS_JFR_HARNESS, str(profiles_dir), repr(window[0]), repr(window[1])]
+    imports = [sys.executable, "-c", "import loadlab.profile_tables"]
+    print(describe_jfr(jfr_path, profiles_dir))
+    java = options.java_home / "bin" / "java"
+    version = subprocess.run([str(java), "-version"], capture_output=True, text=True).stderr.splitlines()[:1]
+    print(f"  `{shlex.join(summary)}`" + ("" if options.jfr else f" ({version[0] if version else java})"))
+    results: dict[str, tuple[list[float], list[float]]] = {}
+
+    def record(name: str, wall: float, cpu: float) -> None:
+        walls, cpus = results.setdefault(name, ([], []))
+        walls.append(wall)
+        cpus.append(cpu)
+
+    harness_jfr_tables(profiles_dir, window)  # once untimed: regular expressions compiled, files in the page cache
+    for _ in range(options.runs):
+        # Interleaved, so a burst of load from elsewhere hits every side.
+        record("jfr summary (a JVM)", *run_measured(summary))
+        record("ours, a fresh python", *run_measured(fresh, env))
+        record("  of it, python + imports", *run_measured(imports, env))
+        parts = harness_jfr_tables(profiles_dir, window)
+        record("ours in-process: runtime", *parts["runtime"])
+        record("ours in-process: stacks", *parts["stacks"])
+        record("ours in-process: JFR tables", parts["runtime"][0] + parts["stacks"][0],
+               parts["runtime"][1] + parts["stacks"][1])
+        record("  + cpu_functions", sum(part[0] for part in parts.values()), sum(part[1] for part in parts.values()))
+        record("general reader's stacks", *general_reader_seconds(profiles_dir, window))
+    for name, (walls, cpus) in results.items():
+        print(f"  {name:28s} cpu {summarize(cpus)}   wall {summarize(walls)}")
+    summary_walls, summary_cpus = results["jfr summary (a JVM)"]
+    for name in ("ours in-process: JFR tables", "  + cpu_functions", "ours, a fresh python"):
+        walls, cpus = results[name]
+        print(f"  ratio {name.strip()} / jfr summary: cpu {statistics.median(cpus) / statistics.median(summary_cpus):.2f}x"
+              f" (min-max runs {min(cpus) / max(summary_cpus):.2f}-{max(cpus) / min(summary_cpus):.2f}), "
+              f"wall {statistics.median(walls) / statistics.median(summary_walls):.2f}x")
+    if options.jfr_container:
+        inside = [summary_inside_container_seconds(options.jfr_container, jfr_path) for _ in range(options.runs)]
+        print(f"  jfr summary timed inside {options.jfr_container}: wall {summarize(inside)}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/loadlab-bench"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--generate", action="store_true", help="(re)write the big inputs first")
+    parser.add_argument("--generate", action="store_true", help="(re)write the inputs of the comparisons run first")
     parser.add_argument("--chains", type=int, default=1_650_000, help="bigprofile -chains (profile size: 1.5 million gave 46 MB)")
-    parser.add_argument("--jfr-seconds", type=int, default=40, help="BigJfr run time (JSON size: 40 s gave 206 MB)")
+    parser.add_argument("--jfr-seconds", type=int, default=40, help="BigJfr run time (40 s gave 7.4 MB on OpenJDK 17)")
+    parser.add_argument("--java-home", type=Path, default=Path("/usr/lib/jvm/java-17-openjdk-amd64"),
+                        help="the host JDK that records big.jfr and runs `jfr` (default: Debian's OpenJDK 17)")
     parser.add_argument("--go", default=shutil.which("go") or "/usr/local/go/bin/go")
-    parser.add_argument("--jfr", default=shutil.which("jfr") or "jfr", help="the jfr tool (command prefix)")
+    parser.add_argument("--jfr", help="the jfr tool as a command prefix (default: JAVA_HOME/bin/jfr)")
     parser.add_argument("--only", choices=("pprof", "jfr", "jfr-json"), help="run one comparison")
-    parser.add_argument("--jfr-container", help="a running container of the fixture image with --workdir mounted at "
-                        "the same path: `jfr summary` is also timed inside it")
+    parser.add_argument("--jfr-container", help="a running container with --workdir mounted at the same path: "
+                        "`jfr summary` is also timed inside it")
     options = parser.parse_args()
+    chosen = [options.only] if options.only else ["pprof", "jfr", "jfr-json"]
+    jfr_command = shlex.split(options.jfr) if options.jfr else [str(options.java_home / "bin" / "jfr")]
 
+    sys.path.insert(0, str(REPOSITORY / "src"))
     if options.generate:
-        generate(options.workdir, options.chains, options.jfr_seconds)
+        if "pprof" in chosen:
+            generate_pprof(options.workdir, options.chains)
+        if "jfr" in chosen or "jfr-json" in chosen:
+            generate_jfr(options.workdir, options.java_home, options.jfr_seconds)
+        if "jfr-json" in chosen:
+            generate_jfr_json(options.workdir, options.java_home)
     pprof_path = options.workdir / "big-allocs.pb.gz"
     json_path = options.workdir / "big.json"
     jfr_path = options.workdir / "big.jfr"
-    for path in (pprof_path, json_path, jfr_path):
+    needed = {"pprof": [pprof_path], "jfr": [jfr_path, options.workdir / "trial" / "profiles" / "jfr-events.jfr.gz"],
+              "jfr-json": [json_path, jfr_path]}
+    for path in (path for key in chosen for path in needed[key]):
         if not path.exists():
             print(f"{path} is missing: run with --generate first", file=sys.stderr)
             return 2
@@ -184,31 +325,28 @@ def main() -> int:
     env = dict(os.environ, PYTHONPATH=str(REPOSITORY / "src"))
     # pprof would look for the binary to symbolize with; the profile is symbolized already.
     tool_env = dict(os.environ, PPROF_BINARY_PATH="/nonexistent")
-    comparisons = {
-        "pprof": (
+    print(f"{options.runs} runs each, interleaved; CPU (user+sys) and wall per run: median (min, max)\n")
+    if "jfr" in chosen:
+        compare_jfr(options, env)
+        print()
+    comparisons = {}
+    if "pprof" in chosen:
+        comparisons["pprof"] = (
             f"pprof {pprof_path.stat().st_size / 1e6:.0f} MB",
             ("ours", [sys.executable, "-c", OURS_PPROF, str(pprof_path)], env),
             [("go tool pprof -raw", [options.go, "tool", "pprof", "-raw", str(pprof_path)], tool_env)],
-        ),
-        "jfr": (
-            f"JFR .jfr {jfr_path.stat().st_size / 1e6:.1f} MB",
-            ("ours", [sys.executable, "-c", OURS_JFR_BINARY, str(jfr_path), PRINTED_EVENTS], env),
-            [("jfr summary", [*shlex.split(options.jfr), "summary", str(jfr_path)], None)],
-        ),
-        "jfr-json": (
+        )
+    if "jfr-json" in chosen:
+        comparisons["jfr-json"] = (
             f"JFR JSON {json_path.stat().st_size / 1e6:.0f} MB (.jfr {jfr_path.stat().st_size / 1e6:.1f} MB)",
             ("ours", [sys.executable, "-c", OURS_JFR, str(json_path)], env),
             [
-                ("jfr summary", [*shlex.split(options.jfr), "summary", str(jfr_path)], None),
-                ("jfr print --json", [*shlex.split(options.jfr), "print", "--json", "--stack-depth", "64",
+                ("jfr summary", [*jfr_command, "summary", str(jfr_path)], None),
+                ("jfr print --json", [*jfr_command, "print", "--json", "--stack-depth", "64",
                                       "--events", PRINTED_EVENTS, str(jfr_path)], None),
             ],
-        ),
-    }
-    print(f"{options.runs} runs each, interleaved; wall and CPU (user+sys) per run\n")
-    for key, (label, ours, tools) in comparisons.items():
-        if options.only and key != options.only:
-            continue
+        )
+    for label, ours, tools in comparisons.values():
         commands = [ours, *tools]
         times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _, _ in commands}
         for _ in range(options.runs):
@@ -219,28 +357,12 @@ def main() -> int:
                 times[name][1].append(cpu)
         print(label)
         for name, (walls, cpus) in times.items():
-            print(f"  {name:20s} wall {summarize(walls)}   cpu {summarize(cpus)}")
+            print(f"  {name:20s} cpu {summarize(cpus)}   wall {summarize(walls)}")
         ours_walls, ours_cpus = times["ours"]
         for name, _, _ in tools:
             tool_walls, tool_cpus = times[name]
-            print(f"  ratio ours/{name}: wall {statistics.median(ours_walls) / statistics.median(tool_walls):.2f}x, "
-                  f"cpu {statistics.median(ours_cpus) / statistics.median(tool_cpus):.2f}x")
-        if key == "jfr":
-            sys.path.insert(0, str(REPOSITORY / "src"))
-            read_only, inside, summary_inside = [], [], []
-            for _ in range(options.runs):  # interleaved again, the two without any process start-up
-                read, total = in_process_jfr_seconds(jfr_path)
-                read_only.append(read)
-                inside.append(total)
-                if options.jfr_container:
-                    summary_inside.append(summary_inside_container_seconds(options.jfr_container, jfr_path))
-            print(f"  ours inside one process (imports done): wall {summarize(inside)}; "
-                  f"ratio to jfr summary's wall {statistics.median(inside) / statistics.median(times['jfr summary'][0]):.2f}x")
-            if summary_inside:
-                print(f"  jfr summary timed inside {options.jfr_container}: wall {summarize(summary_inside)}; "
-                      f"ours inside one process / it: {statistics.median(inside) / statistics.median(summary_inside):.2f}x "
-                      f"(reading alone, {summarize(read_only).strip()}: "
-                      f"{statistics.median(read_only) / statistics.median(summary_inside):.2f}x)")
+            print(f"  ratio ours/{name}: cpu {statistics.median(ours_cpus) / statistics.median(tool_cpus):.2f}x, "
+                  f"wall {statistics.median(ours_walls) / statistics.median(tool_walls):.2f}x")
         print()
     return 0
 

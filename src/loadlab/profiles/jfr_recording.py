@@ -16,6 +16,20 @@ Speed (benchmarks/bench_profiles.py): each type's decoder is Python source
 generated from the metadata and compiled when first needed; a stack trace's
 frames are split by one regular expression per block of frames and looked
 up by their bytes; events of types not asked for are skipped by their size.
+Stack traces (tens of thousands in a recording sampled every millisecond)
+stay bytes until an event read asks for one (_LazyPool), so reading GC or
+thread events costs nothing for them. The metadata's declarations are read
+once per process (the harness reads each recording twice).
+
+read_jfr_stack_counts is the fast path of the harness's CPU stacks
+(jfr.read_jfr_stacks): no dict per event or frame. Each sample is read only
+as far as its startTime and stackTrace key, the keys are counted, and each
+distinct stack is folded once from its bytes: numpy finds where every
+stack ends (every value is a compressed integer or a byte, each ending at a
+byte below 128), one findall splits a stack into its frames' bytes, and a
+frame's name is looked up by those bytes. tests/test_profiles_jfr_fast.py
+checks its tables equal jfr_stacks' on the events of read_jfr_recording and
+of `jfr print --json`.
 
 The format (JDK 11 and later, version 2.x) as the JDK's own reader
 (jdk.jfr.internal.consumer: ChunkHeader, ChunkParser, MetadataReader,
@@ -148,7 +162,13 @@ class _Input:
         if tag == 3:
             return self.raw(self.varint()).decode("utf-8", errors="replace")
         if tag == 4:
-            return "".join(chr(self.varint()) for _ in range(self.varint()))
+            count = self.varint()
+            start = self.position
+            text = self.data[start:start + count]
+            if text.isascii():  # every char below 128 is one byte: the metadata's names, read without a loop
+                self.position = start + count
+                return text.decode("ascii")
+            return "".join(chr(self.varint()) for _ in range(count))
         if tag == 5:
             return self.raw(self.varint()).decode("latin-1")
         raise JfrFormatError(f"unknown string encoding {tag} at byte {self.position - 1}")
@@ -538,8 +558,8 @@ class _Chunk:
             position += size
 
     # -- folded stacks straight from the bytes ---------------------------------
-    def stack_counts(self, event_type: str, window_unix_s: tuple[float, float] | None, frame_name,
-                     truncated_frame: str) -> tuple[dict[str, int], int] | None:
+    def stack_counts(self, event_type: str, window_unix_s: tuple[float, float] | None,
+                     frame_name: Callable[[dict], str], truncated_frame: str) -> tuple[dict[str, int], int] | None:
         """({folded stack, root first: events}, deepest stack in frames) of one event type's stack traces.
 
         What jfr.jfr_stacks gives on this chunk's events, without a dict per event or per frame: each event
@@ -614,7 +634,7 @@ class _Chunk:
                     counted[key] += 1
         return self._fold(stack_type, counted, frame_name, truncated_frame)
 
-    def _fold(self, stack_type: _Type, counted: Counter, frame_name,
+    def _fold(self, stack_type: _Type, counted: Counter, frame_name: Callable[[dict], str],
               truncated_frame: str) -> tuple[dict[str, int], int]:
         """({folded stack: events}, deepest) from {stack-trace key: events}: each distinct stack folded once.
 
@@ -691,7 +711,7 @@ class _Chunk:
         """pick(data, p) -> the raw integers of the wanted fields (by index) of one event, or None when a field
         before them is of a kind this does not step over (an array or an inline value)."""
         last = max(wanted)
-        lines = [f"def pick(data, p):"]
+        lines = ["def pick(data, p):"]
         for index, field in enumerate(declared.fields[:last + 1]):
             if field.array or field.kind == _STRUCT:
                 return None
