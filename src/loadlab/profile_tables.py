@@ -51,13 +51,21 @@ def _start_unix_s(events: list[dict]) -> pd.Series:
 
 
 def _jfr_window_stacks(directory: Path, window_unix_s: tuple[float, float] | None) -> pd.DataFrame:
-    events = profiles.read_captured_jfr(directory, "samples")
-    if window_unix_s is not None and events:
-        # The recording runs from the JVM's start: the contract check and the warm-up are in it too.
-        starts = _start_unix_s(events)
-        keep = ((starts >= window_unix_s[0]) & (starts <= window_unix_s[1])).to_numpy()
-        events = [event for event, kept in zip(events, keep) if kept]
-    return profiles.jfr_stacks(events)
+    # The recording runs from the JVM's start: the contract check and the warm-up are in it too.
+    return profiles.captured_jfr_stacks(directory, window_unix_s)
+
+
+def jfr_runtime_tables(directory: Path, trial: int, origin: float | None) -> tuple[pd.DataFrame, ...] | None:
+    """(gc_events cycles, gc_events pauses, thread_counts, pinned) from a trial's JFR runtime events, or None when
+    the trial has none. origin: Unix seconds that t_s counts from (the measured window's start), or None for
+    the earliest event's. tables.py adds the window columns."""
+    events = profiles.read_captured_jfr(directory, "runtime")
+    if events is None:
+        return None
+    return (profiles.jfr_gc_events(events, "java", trial, origin=origin),
+            profiles.jfr_gc_pauses(events, "java", trial, origin=origin),
+            profiles.jfr_thread_counts(events, "java", trial, origin=origin),
+            profiles.jfr_pinned(events, "java", trial, origin=origin))
 
 
 def _file(name: str):

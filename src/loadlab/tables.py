@@ -194,20 +194,18 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
                                                    before=profiles.read_expvar(directory / "expvar-before.json"),
                                                    runtime="go", trial=row.trial)
             pause_frames.append(pauses.assign(t_window_s=float("nan"), in_window=True, condition=row.condition))
-        jfr_events = profiles.read_captured_jfr(directory, "runtime")
-        if jfr_events is not None:
-            origin = measured if measured is not None else None
-            for frame in (profiles.jfr_gc_events(jfr_events, "java", row.trial, origin=origin),):
+        origin = measured if measured is not None else None
+        jfr_tables = profile_tables.jfr_runtime_tables(directory, row.trial, origin)
+        if jfr_tables is not None:
+            cycles, pauses, counts, pinned = jfr_tables
+            for frame in (cycles,):
                 frame["t_window_s"] = frame["t_s"] if origin is not None else float("nan")
                 gc_frames.append(frame.assign(condition=row.condition))
-            pauses = profiles.jfr_gc_pauses(jfr_events, "java", row.trial, origin=origin)
             pauses["t_window_s"] = pauses["t_s"] if origin is not None else float("nan")
             pause_frames.append(pauses.assign(in_window=_within(pauses["t_window_s"], getattr(row, "duration_s", None)),
                                               condition=row.condition))
-            counts = profiles.jfr_thread_counts(jfr_events, "java", row.trial, origin=origin)
             counts["t_window_s"] = counts["t_s"] if origin is not None else float("nan")
             thread_frames.append(counts.assign(condition=row.condition))
-            pinned = profiles.jfr_pinned(jfr_events, "java", row.trial, origin=origin)
             pinned["t_window_s"] = pinned["t_s"] if origin is not None else float("nan")
             pinned_frames.append(pinned.assign(condition=row.condition))
         # gzip since 2026-11-25; plain text before

@@ -44,6 +44,7 @@ from .go_metrics import (
 )
 from .jfr import (
     event_counts,
+    events_in_window,
     jfr_gc_events,
     jfr_gc_pauses,
     jfr_pinned,
@@ -51,8 +52,9 @@ from .jfr import (
     jfr_thread_counts,
     parse_jfr_json,
     read_jfr_json,
+    read_jfr_stacks,
 )
-from .jfr_captures import captured_jfr_file, read_captured_jfr
+from .jfr_captures import captured_jfr_file, captured_jfr_stacks, read_captured_jfr
 from .jfr_recording import JfrFormatError, read_jfr_recording
 from .perf import parse_perf_script, read_perf_script
 from .pprof import (
@@ -112,7 +114,10 @@ __all__ = [
     "read_gctrace",
     "read_jfr_json",
     "read_jfr_recording",
+    "read_jfr_stacks",
+    "events_in_window",
     "read_captured_jfr",
+    "captured_jfr_stacks",
     "captured_jfr_file",
     "JfrFormatError",
     "read_perf_script",

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .jfr import read_jfr_json
+import pandas as pd
+
+from .jfr import events_in_window, jfr_stacks, read_jfr_json, read_jfr_stacks
 from .jfr_recording import read_jfr_recording
 
 # GC, heap, thread counts and pinning: small, and read by tables.py for every Java trial.
@@ -53,6 +55,23 @@ def read_captured_jfr(directory: Path, kind: str) -> list[dict] | None:
     if path.name.endswith(".jfr.gz"):
         return read_jfr_recording(path, types)
     return read_jfr_json(path)
+
+
+def captured_jfr_stacks(directory: Path, window_unix_s: tuple[float, float] | None = None) -> pd.DataFrame | None:
+    """A trial's folded CPU stacks (jdk.ExecutionSample, schema.py's stacks) or None when not captured.
+
+    window_unix_s = (start, end), Unix seconds: only samples whose
+    startTime lies inside it count (the recording runs from the JVM's
+    start). From a recording this is jfr.read_jfr_stacks, which reads the
+    bytes straight into the counts; from an earlier capture's JSON print,
+    jfr_stacks on the events inside the window: the same table either way.
+    """
+    path = captured_jfr_file(directory, "samples")
+    if path is None:
+        return None
+    if path.name.endswith(".jfr.gz"):
+        return read_jfr_stacks(path, SAMPLE_EVENTS[0], window_unix_s=window_unix_s)
+    return jfr_stacks(events_in_window(read_jfr_json(path), window_unix_s), SAMPLE_EVENTS[0])
 
 
 def _kind(kind: str) -> tuple[str, tuple[str, ...], str]:

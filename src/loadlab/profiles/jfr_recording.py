@@ -16,6 +16,20 @@ Speed (benchmarks/bench_profiles.py): each type's decoder is Python source
 generated from the metadata and compiled when first needed; a stack trace's
 frames are split by one regular expression per block of frames and looked
 up by their bytes; events of types not asked for are skipped by their size.
+Stack traces (tens of thousands in a recording sampled every millisecond)
+stay bytes until an event read asks for one (_LazyPool), so reading GC or
+thread events costs nothing for them. The metadata's declarations are read
+once per process (the harness reads each recording twice).
+
+read_jfr_stack_counts is the fast path of the harness's CPU stacks
+(jfr.read_jfr_stacks): no dict per event or frame. Each sample is read only
+as far as its startTime and stackTrace key, the keys are counted, and each
+distinct stack is folded once from its bytes: numpy finds where every
+stack ends (every value is a compressed integer or a byte, each ending at a
+byte below 128), one findall splits a stack into its frames' bytes, and a
+frame's name is looked up by those bytes. tests/test_profiles_jfr_fast.py
+checks its tables equal jfr_stacks' on the events of read_jfr_recording and
+of `jfr print --json`.
 
 The format (JDK 11 and later, version 2.x) as the JDK's own reader
 (jdk.jfr.internal.consumer: ChunkHeader, ChunkParser, MetadataReader,
@@ -49,8 +63,11 @@ import functools
 import gc
 import re
 import struct
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
+
+import numpy as np
 
 from ._sources import PathLike, read_bytes
 
@@ -72,6 +89,12 @@ _TIMESPAN_NS = {"NANOSECONDS": 1, "MICROSECONDS": 1_000, "MILLISECONDS": 1_000_0
 _TIMESTAMP = "jdk.jfr.Timestamp"
 _TIMESPAN = "jdk.jfr.Timespan"
 _LONG_MIN = -(1 << 63)
+_SIGN_BIT_64 = 1 << 63
+
+
+# The metadata's declaration bytes -> (types by id, types by name, java.lang.String's id), of the last few read.
+_METADATA: dict[bytes, tuple[dict, dict, int]] = {}
+_METADATA_KEPT = 8
 
 
 class JfrFormatError(ValueError):
@@ -139,7 +162,13 @@ class _Input:
         if tag == 3:
             return self.raw(self.varint()).decode("utf-8", errors="replace")
         if tag == 4:
-            return "".join(chr(self.varint()) for _ in range(self.varint()))
+            count = self.varint()
+            start = self.position
+            text = self.data[start:start + count]
+            if text.isascii():  # every char below 128 is one byte: the metadata's names, read without a loop
+                self.position = start + count
+                return text.decode("ascii")
+            return "".join(chr(self.varint()) for _ in range(count))
         if tag == 5:
             return self.raw(self.varint()).decode("latin-1")
         raise JfrFormatError(f"unknown string encoding {tag} at byte {self.position - 1}")
@@ -189,17 +218,36 @@ class _Chunk:
         self.by_name: dict[str, _Type] = {}
         self._read_metadata(start + metadata_offset)
         self.pools: dict[int, dict[int, object]] = {}
+        # Pools kept undecoded (_lazy types: stack traces): type id -> [(position of the first key, count, end of
+        # the checkpoint when the pool is its last, else None)] in the order the checkpoint chain is walked
+        # (newest first), and, once some reader asks for them, key -> (first byte, byte after) of each value.
+        self.lazy_regions: dict[int, list[tuple[int, int, int | None]]] = {}
+        self._pool_spans: dict[int, dict[int, tuple[int, int]]] = {}
         self._read_constant_pools(start + constant_pool_offset)
 
     # -- metadata ----------------------------------------------------------
     def _read_metadata(self, position: int) -> None:
         cursor = _Input(self.data, position)
-        cursor.varint()  # size
+        end = position + cursor.varint()
         if cursor.varint() != METADATA_TYPE_ID:
             raise JfrFormatError(f"no metadata event at byte {position}")
         cursor.varint()  # start
         cursor.varint()  # duration
         cursor.varint()  # metadata id
+        # The declarations (everything after the metadata id) are the same bytes in every chunk a JVM of one
+        # build and settings writes, and the harness reads each recording twice (runtime events, then
+        # samples): they are read once per process. The _Type objects are never changed after this.
+        declarations = self.data[cursor.position:end]
+        known = _METADATA.get(declarations)
+        if known is None:
+            self._read_declarations(cursor)
+            if len(_METADATA) >= _METADATA_KEPT:
+                _METADATA.pop(next(iter(_METADATA)))
+            _METADATA[declarations] = (self.types, self.by_name, self.string_type_id)
+        else:
+            self.types, self.by_name, self.string_type_id = known
+
+    def _read_declarations(self, cursor: _Input) -> None:
         strings = []
         for _ in range(cursor.varint()):
             text = cursor.string(-1)
@@ -250,6 +298,8 @@ class _Chunk:
         self._caches: dict[int, dict] = {}
         self._bytes_caches: dict[int, dict[bytes, dict]] = {}
         self._patterns: dict[int, tuple] = {}
+        self._array_patterns: dict[tuple[int, int], re.Pattern] = {}
+        self._skippers: dict[int, object] = {}
         self._namespace = {"_read_string": _read_string, "_unpack_from": struct.unpack_from,
                            "decoders": self.decoders, "_time": self._time, "_STRING_TYPE": self.string_type_id,
                            "_split_array": self._split_array, "_intern_bytes": self._intern_bytes}
@@ -302,6 +352,49 @@ class _Chunk:
         self._bytes_caches[type_id][encoded] = value
         return value
 
+    def _skip_array(self, type_id: int, data: bytes, position: int, count: int) -> int:
+        """The position after `count` consecutive values of an interned type: one regular-expression match."""
+        pattern = self._array_patterns.get((type_id, count))
+        if pattern is None:
+            element = _element_pattern(self.types[type_id])
+            pattern = self._array_patterns[(type_id, count)] = re.compile(b"(?:" + element + b"){%d}" % count)
+        match = pattern.match(data, position)
+        if match is None:
+            raise JfrFormatError(f"an array of {self.types[type_id].name} cut short at byte {position}")
+        return match.end()
+
+    def _skipper(self, type_id: int):
+        """skip(data, p) -> the position after one value of a lazily kept type, which it does not decode."""
+        skip = self._skippers.get(type_id)
+        if skip is None:
+            namespace = {"_skip_array": self._skip_array}
+            exec(compile(_skipper_source(self.types[type_id]), f"<jfr skipper of {self.types[type_id].name}>",
+                         "exec"), namespace)
+            skip = self._skippers[type_id] = namespace[f"skip_{type_id}"]
+        return skip
+
+    def pool_spans(self, type_id: int) -> dict[int, tuple[int, int]]:
+        """key -> (first byte, byte after) of each value of a lazily kept pool, found on first call."""
+        spans = self._pool_spans.get(type_id)
+        if spans is None:
+            spans = self._pool_spans[type_id] = {}
+            data, skip = self.data, self._skipper(type_id)
+            for offset, count, _end in self.lazy_regions.get(type_id, ()):
+                for _ in range(count):
+                    key, offset = _varint(data, offset)
+                    end = skip(data, offset)
+                    if key not in spans:  # walking the chain backwards, the newest value of a key is met first
+                        spans[key] = (offset, end)
+                    offset = end
+        return spans
+
+    def _decode_lazily(self, type_id: int, position: int):
+        """One value of a lazily kept pool, decoded and linked (its references replaced by the objects)."""
+        value, _ = self.decoders[type_id](self.data, position)
+        # Its frames may be interned only now, after _link: walk every array, not only arrays of new values.
+        self._walk(value, every_array=True)
+        return value
+
     def _time(self, value: int, time: tuple[str, str]):
         kind, unit = time
         if value == _LONG_MIN:
@@ -328,19 +421,37 @@ class _Chunk:
                 raise JfrFormatError(f"constant-pool chain loops at byte {position}")
             seen.add(position)
             cursor = _Input(data, position)
-            cursor.varint()  # size
+            checkpoint_end = position + cursor.varint()
             if cursor.varint() != CONSTANT_POOL_TYPE_ID:
                 raise JfrFormatError(f"no constant-pool event at byte {position}")
             cursor.varint()  # start
             cursor.varint()  # duration
             delta = _signed(cursor.varint(), 64)
             cursor.byte()  # flush
-            for _ in range(cursor.varint()):
+            pool_count = cursor.varint()
+            for pool_index in range(pool_count):
                 type_id = cursor.varint()
-                decode = self.decoders[type_id]
-                pool = self.pools.setdefault(type_id, {})
                 count = cursor.varint()
                 offset = cursor.position
+                declared = self.types.get(type_id)
+                if declared is not None and _lazy(declared, self.types):
+                    # Stack traces: tens of thousands, each tens of frames, and a reader of GC events needs
+                    # none of them, a reader of folded stacks none as dicts. Only where they lie is noted;
+                    # _LazyPool decodes one when an event's field asks for it, stack_counts folds them.
+                    last = pool_index == pool_count - 1
+                    self.lazy_regions.setdefault(type_id, []).append((offset, count, checkpoint_end if last else None))
+                    if type_id not in self.pools:
+                        self.pools[type_id] = _LazyPool(self, type_id)
+                    if last:
+                        break  # the JDK writes stack traces in checkpoints of their own: nothing to step over
+                    skip = self._skipper(type_id)
+                    for _ in range(count):
+                        _key, offset = _varint(data, offset)
+                        offset = skip(data, offset)
+                    cursor.position = offset
+                    continue
+                decode = self.decoders[type_id]
+                pool = self.pools.setdefault(type_id, {})
                 for _ in range(count):
                     key, offset = _varint(data, offset)
                     value, offset = decode(data, offset)
@@ -398,8 +509,9 @@ class _Chunk:
                 return value
         return None
 
-    def _walk(self, root) -> None:
-        visited, interned, target = self._visited, self._interned_ids, self._target
+    def _walk(self, root, every_array: bool = False) -> None:
+        visited, target = self._visited, self._target
+        interned = set() if every_array else self._interned_ids
         stack = [root]
         while stack:
             value = stack.pop()
@@ -445,6 +557,239 @@ class _Chunk:
                 yield {"type": declared.name, "values": values}
             position += size
 
+    # -- folded stacks straight from the bytes ---------------------------------
+    def stack_counts(self, event_type: str, window_unix_s: tuple[float, float] | None,
+                     frame_name: Callable[[dict], str], truncated_frame: str) -> tuple[dict[str, int], int] | None:
+        """({folded stack, root first: events}, deepest stack in frames) of one event type's stack traces.
+
+        What jfr.jfr_stacks gives on this chunk's events, without a dict per event or per frame: each event
+        of the type is read only as far as its startTime and stackTrace key; the keys are counted; each
+        distinct stack is folded once from its bytes, whose frames are found by one regular expression and
+        named through a cache keyed by each frame's bytes. window_unix_s keeps events whose startTime, in
+        Unix seconds, lies inside [start, end]. frame_name(frame) names one frame given as `jfr print
+        --json` shapes it. None when the type's layout is not the one this path reads (the caller then
+        takes the general path).
+        """
+        declared = self.by_name.get(event_type)
+        if declared is None:
+            return {}, 0
+        indexes = {field.name: index for index, field in enumerate(declared.fields)}
+        stack_index, start_index = indexes.get("stackTrace"), indexes.get("startTime")
+        if stack_index is None or (window_unix_s is not None and start_index is None):
+            return {}, 0  # no stack traces, or no startTime to place an event inside the window
+        stack_field = declared.fields[stack_index]
+        stack_type = self.types.get(stack_field.type_id)
+        if stack_field.kind != _POOL or stack_field.array or stack_type is None or not _lazy(stack_type, self.types):
+            return None
+        frames_field = stack_type.fields[-1]
+        if frames_field.name != "frames" or not frames_field.array:
+            return None
+        if start_index is not None and declared.fields[start_index].time != ("instant", "TICKS"):
+            return None
+        wanted = [stack_index] if start_index is None else [start_index, stack_index]
+        pick = self._picker(declared, wanted)
+        if pick is None:
+            return None
+
+        # Each event read as far as its last field wanted: (startTime ticks, stack key) or (stack key,).
+        data = self.data
+        wanted_id = declared.type_id
+        picked = []
+        position = self.start + HEADER_BYTES
+        end = self.start + self.size
+        while position < end:
+            size = data[position]  # most events' size and type fit in one byte each
+            if size < 128:
+                after = position + 1
+            else:
+                size, after = _varint(data, position)
+            if size <= 0:
+                raise JfrFormatError(f"an event of size {size} at byte {position}")
+            type_id = data[after]
+            if type_id >= 128:
+                type_id, after = _varint(data, after)
+            else:
+                after += 1
+            if type_id == wanted_id:
+                picked.append(pick(data, after))
+            position += size
+
+        if start_index is None:
+            counted = Counter(fields[0] for fields in picked)
+        elif window_unix_s is None:
+            counted = Counter(fields[1] for fields in picked)
+        else:
+            # The same arithmetic as _time and then jfr.py's parse of the printed instant: nanoseconds since the
+            # epoch (the JDK's double divisor, truncated), divided by 1e9, compared with the window's floats.
+            low, high = window_unix_s
+            start_nanos, start_ticks, ticks_per_ns = self.start_nanos, self.start_ticks, self.ticks_per_ns
+            counted = Counter()
+            for ticks, key in picked:
+                if ticks & _SIGN_BIT_64:
+                    ticks -= 1 << 64
+                    if ticks == _LONG_MIN:
+                        continue  # no startTime: jfr.py's NaT, never inside a window
+                seconds = (start_nanos + int((ticks - start_ticks) / ticks_per_ns)) / 1e9
+                if low <= seconds <= high:
+                    counted[key] += 1
+        return self._fold(stack_type, counted, frame_name, truncated_frame)
+
+    def _fold(self, stack_type: _Type, counted: Counter, frame_name: Callable[[dict], str],
+              truncated_frame: str) -> tuple[dict[str, int], int]:
+        """({folded stack: events}, deepest) from {stack-trace key: events}: each distinct stack folded once.
+
+        One pass over the pool's bytes. Where each stack ends is found without decoding its frames: in the
+        JDK's layout (key, truncated byte, frame count, then four integers a frame) every value is one
+        compressed integer or byte, each ending at a byte below 128, so numpy lists those ends once and a
+        stack of n frames ends 3 + 4n ends after it starts. A counted stack is then split into its frames'
+        bytes by one findall. Any other layout, or a 9-byte integer whose last byte is 128 or more, is
+        stepped over by one regular-expression match per stack instead.
+        """
+        data = self.data
+        frame_type = self.types[stack_type.fields[-1].type_id]
+        frame_type_id = frame_type.type_id
+        leading = [(field.name, field.kind) for field in stack_type.fields[:-1]]
+        jdk_layout = leading == [("truncated", _BOOLEAN)] and all(
+            field.kind in (_VARINT, _POOL) and not field.array for field in frame_type.fields)
+        frame_values = len(frame_type.fields)
+        find_frames = re.compile(_element_pattern(frame_type)).findall
+        # Where _value_ends vouched for the bytes (every run of bytes >= 128 is at most 8 long and ends at one
+        # below 128), a value is simply such a run and its end: a ~20% cheaper pattern, possessive since a
+        # run is never given back.
+        find_plain_frames = re.compile(_PLAIN_VALUE_PATTERN * frame_values).findall
+        names = _FrameNames(lambda encoded: frame_name(self._frame_of(frame_type_id, encoded)))
+        name_of = names.__getitem__  # a frame's bytes (method, line, bytecode index, type) -> its name
+        folded_counts: dict[str, int] = {}
+        remaining = dict(counted)  # a key's newest value is met first and stands: each key is folded once
+        deepest = 0
+        for position, count, region_end in self.lazy_regions.get(stack_type.type_id, ()):
+            ends = _value_ends(data, position, region_end) if jdk_layout and region_end is not None and count else None
+            index = 0  # in ends: the current stack's key
+            for _ in range(count):
+                if not remaining:
+                    break
+                key, position = _varint(data, position)
+                if ends is not None:
+                    truncated = data[position] != 0
+                    depth, frames_start = _varint(data, position + 1)
+                    if int(ends[index + 2]) != frames_start:  # key, flag and count must be one value each
+                        raise JfrFormatError(f"a stack trace at byte {position} is not laid out as the JDK's")
+                    index += 3 + frame_values * depth
+                    end = int(ends[index - 1])
+                else:
+                    truncated = False
+                    for name, kind in leading:
+                        if kind in (_BOOLEAN, _BYTE):
+                            truncated = truncated or (name == "truncated" and data[position] != 0)
+                            position += 1
+                        else:
+                            _, position = _varint(data, position)
+                    depth, frames_start = _varint(data, position)
+                    end = self._skip_array(frame_type_id, data, frames_start, depth)
+                events = remaining.pop(key, None)
+                if events is not None:
+                    frames = (find_frames if ends is None else find_plain_frames)(data, frames_start, end)
+                    if len(frames) != depth:
+                        raise JfrFormatError(f"a stack trace of {depth} frames at byte {frames_start} does not "
+                                             "read as that many frames")
+                    if depth > deepest:
+                        deepest = depth
+                    # Recorded leaf first; folded root first.
+                    folded = ";".join(map(name_of, reversed(frames)))
+                    if truncated:
+                        folded = f"{truncated_frame};{folded}" if depth else truncated_frame
+                    folded_counts[folded] = folded_counts.get(folded, 0) + events
+                position = end
+        return folded_counts, deepest
+
+    def _frame_of(self, type_id: int, encoded: bytes) -> dict:
+        """One frame, from its bytes, as `jfr print --json` shapes it (method resolved through the pools)."""
+        value, _ = self.decoders[type_id](encoded, 0)
+        return {name: self._target(item) if type(item) is tuple else item for name, item in value.items()}
+
+    def _picker(self, declared: _Type, wanted: list[int]):
+        """pick(data, p) -> the raw integers of the wanted fields (by index) of one event, or None when a field
+        before them is of a kind this does not step over (an array or an inline value)."""
+        last = max(wanted)
+        lines = ["def pick(data, p):"]
+        for index, field in enumerate(declared.fields[:last + 1]):
+            if field.array or field.kind == _STRUCT:
+                return None
+            if index in wanted:
+                lines += _varint_source(f"v{index}", "    ")
+            elif field.kind in (_VARINT, _POOL):
+                lines += _skip_varint_source("    ")
+            elif field.kind in (_BOOLEAN, _BYTE):
+                lines.append("    p += 1")
+            elif field.kind == _FLOAT:
+                lines.append("    p += 4")
+            elif field.kind == _DOUBLE:
+                lines.append("    p += 8")
+            else:  # a string
+                lines.append("    _, p = _read_string(data, p, -1)")
+        lines.append("    return (" + ", ".join(f"v{index}" for index in wanted) + ",)")
+        namespace = {"_read_string": _read_string}
+        exec(compile("\n".join(lines), f"<jfr picker of {declared.name}>", "exec"), namespace)
+        return namespace["pick"]
+
+
+class _LazyPool(dict):
+    """A constant pool whose values are decoded when first asked for (by .get or [key]), then kept.
+
+    Event decoders look their references up with .get, so an event that
+    names a stack trace decodes that one; the thousands no event read asks
+    for stay bytes.
+    """
+
+    def __init__(self, chunk: "_Chunk", type_id: int):
+        super().__init__()
+        self._chunk = chunk
+        self._type_id = type_id
+
+    @functools.cached_property
+    def _spans(self) -> dict[int, tuple[int, int]]:
+        return self._chunk.pool_spans(self._type_id)
+
+    def __missing__(self, key: int):
+        span = self._spans[key]  # KeyError when the pool has no such key, as a dict's
+        value = self[key] = self._chunk._decode_lazily(self._type_id, span[0])
+        return value
+
+    def get(self, key, default=None):
+        if key in self._spans:
+            return self[key]
+        return default
+
+    def __contains__(self, key) -> bool:
+        return key in self._spans
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __iter__(self):
+        return iter(self._spans)
+
+    def keys(self):
+        return self._spans.keys()
+
+    def items(self):
+        return ((key, self[key]) for key in self._spans)
+
+    def values(self):
+        return (self[key] for key in self._spans)
+
+
+class _FrameNames(dict):
+    """A frame's bytes -> its folded name, named by `name(bytes)` the first time it is asked for."""
+
+    def __init__(self, name):
+        super().__init__()
+        self._name = name
+
+    def __missing__(self, encoded: bytes) -> str:
+        value = self[encoded] = self._name(encoded)
+        return value
+
 
 class _Decoders(dict):
     """type id -> decode(data, p) -> (value, next p), compiled on first use."""
@@ -456,6 +801,16 @@ class _Decoders(dict):
     def __missing__(self, type_id: int):
         decoder = self[type_id] = self._compile_decoder(type_id)
         return decoder
+
+
+def _value_ends(data: bytes, start: int, end: int) -> np.ndarray | None:
+    """The position after each one-byte-or-compressed-integer value in data[start:end], or None when that cannot
+    be told from the bytes alone (a 9-byte integer whose last byte is 128 or more)."""
+    terminators = np.flatnonzero(np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start) < 128)
+    # A gap of more than 9 bytes between two ends is a 9-byte integer whose last byte is >= 128.
+    if not terminators.size or int(np.diff(terminators, prepend=-1).max()) > 9:
+        return None
+    return terminators + (start + 1)
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
@@ -506,6 +861,7 @@ def _varint_source(target: str, indent: str) -> list[str]:
 # One compressed integer: up to 8 bytes with the high bit set and one without, or 8 with it and any ninth.
 _VARINT_PATTERN = rb"(?:[\x80-\xff]{0,7}[\x00-\x7f]|[\x80-\xff]{8}[\x00-\xff])"
 _BYTE_PATTERN = rb"[\x00-\xff]"
+_PLAIN_VALUE_PATTERN = rb"[\x80-\xff]*+[\x00-\x7f]"  # one value where no 9-byte integer ends in a byte >= 128
 
 
 def _element_pattern(declared: _Type) -> bytes:
@@ -527,6 +883,44 @@ def _internable(declared: _Type) -> bool:
     return bool(declared.fields) and not (declared.simple and len(declared.fields) == 1) and all(
         not field.array and field.time is None and field.kind in (_POOL, _VARINT, _BOOLEAN, _BYTE)
         for field in declared.fields)
+
+
+def _lazy(declared: _Type, types: dict[int, _Type]) -> bool:
+    """Whether a pool of this type is kept as bytes until asked for: a stack trace's shape, flat fields
+    (integers, booleans) and arrays of interned values (frames), nothing that names another pool itself."""
+    if declared.simple or not declared.fields:
+        return False
+    arrays = 0
+    for field in declared.fields:
+        if field.array:
+            element = types.get(field.type_id)
+            if field.kind != _STRUCT or element is None or not _internable(element):
+                return False
+            arrays += 1
+        elif field.time is not None or field.kind not in (_VARINT, _BOOLEAN, _BYTE):
+            return False
+    return arrays > 0
+
+
+def _skip_varint_source(indent: str) -> list[str]:
+    """Lines that step p over one compressed integer without decoding it (at most 9 bytes, the ninth whole)."""
+    return [f"{indent}q = p + 8",
+            f"{indent}while p < q and data[p] >= 128: p += 1",
+            f"{indent}p += 1"]
+
+
+def _skipper_source(declared: _Type) -> str:
+    """Python source of skip_<id>(data, p) -> the position after one value of a _lazy type."""
+    lines = [f"def skip_{declared.type_id}(data, p):"]
+    for field in declared.fields:
+        if field.array:
+            lines += _varint_source("n", "    ")
+            lines.append(f"    p = _skip_array({field.type_id}, data, p, n)")
+        elif field.kind in (_BOOLEAN, _BYTE):
+            lines.append("    p += 1")
+        else:
+            lines += _skip_varint_source("    ")
+    return "\n".join(lines + ["    return p"])
 
 
 def _field_source(field: _Field, target: str, indent: str, types: dict[int, _Type], index: int,
@@ -656,6 +1050,53 @@ def _duration(nanos: int) -> str:
     return text
 
 
+def read_jfr_stack_counts(path_or_bytes: PathLike | bytes, frame_name: Callable[[dict], str],
+                          event_type: str = "jdk.ExecutionSample",
+                          window_unix_s: tuple[float, float] | None = None,
+                          truncated_frame: str = "[truncated]") -> tuple[dict[str, int], int] | None:
+    """({folded stack, root first: number of events}, deepest stack in frames) of one event type, straight from
+    the recording's bytes (plain or gzip): the fast path under jfr.read_jfr_stacks.
+
+    No dict is built per event or per frame: events are read as far as
+    their startTime (ticks) and stackTrace key, keys are counted, and each
+    distinct stack is folded once (_Chunk.stack_counts). `window_unix_s`
+    (start, end), Unix seconds, keeps the events whose startTime lies
+    inside it, ends included. frame_name(frame) names a frame given in
+    `jfr print --json`'s shape; a stack JFR cut at its depth limit gets
+    `truncated_frame` as its root. None when a chunk's layout is not the
+    one this path reads (jfr.read_jfr_stacks then reads the events).
+    """
+    data = _recording_bytes(path_or_bytes)
+    counts: dict[str, int] = {}
+    deepest = 0
+    position = 0
+    enabled = gc.isenabled()
+    gc.disable()  # as in read_jfr_recording: nothing built here is garbage until the end
+    try:
+        while position < len(data):
+            chunk = _Chunk(data, position)
+            result = chunk.stack_counts(event_type, window_unix_s, frame_name, truncated_frame)
+            if result is None:
+                return None
+            chunk_counts, chunk_deepest = result
+            for folded, count in chunk_counts.items():
+                counts[folded] = counts.get(folded, 0) + count
+            deepest = max(deepest, chunk_deepest)
+            position += chunk.size
+    finally:
+        if enabled:
+            gc.enable()
+    return counts, deepest
+
+
+def _recording_bytes(path_or_bytes: PathLike | bytes) -> bytes:
+    data = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else read_bytes(path_or_bytes)
+    data = bytes(data)
+    if not data.startswith(MAGIC):
+        raise JfrFormatError("not a JFR recording: it does not start with FLR\\0")
+    return data
+
+
 def read_jfr_recording(path_or_bytes: PathLike | bytes, event_types: Iterable[str] | None = None) -> list[dict]:
     """The events of a .jfr recording (plain or gzip), in file order, shaped as `jfr print --json` gives them.
 
@@ -664,10 +1105,7 @@ def read_jfr_recording(path_or_bytes: PathLike | bytes, event_types: Iterable[st
     whole (up to the depth the recorder kept), unlike `jfr print`, which cuts
     them to 5 frames unless given --stack-depth.
     """
-    data = path_or_bytes if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else read_bytes(path_or_bytes)
-    data = bytes(data)
-    if not data.startswith(MAGIC):
-        raise JfrFormatError("not a JFR recording: it does not start with FLR\\0")
+    data = _recording_bytes(path_or_bytes)
     wanted = set(event_types) if event_types is not None else None
     events: list[dict] = []
     position = 0
