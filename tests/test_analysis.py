@@ -128,3 +128,15 @@ def test_the_minimum_detectable_ratio_grows_with_the_spread_and_shrinks_with_tri
     assert analysis.minimum_detectable_ratio(0.02, 6) < analysis.minimum_detectable_ratio(0.04, 6)
     assert analysis.minimum_detectable_ratio(0.04, 15) < analysis.minimum_detectable_ratio(0.04, 6)
     assert math.isnan(analysis.minimum_detectable_ratio(0.04, 1))
+
+
+def test_isolation_noise_says_how_much_cpu_the_hypervisor_stole_and_whether_it_tracks_the_levels():
+    windows = _isolation_windows({"docker": [58_000, 65_000] * 4})
+    # The slower instances lost more of their CPU to neighbours.
+    windows["server_cpu_steal_share"] = np.where(windows["instance"] % 2 == 1, 0.08, 0.01) + 0.001 * windows["window"]
+    noise = analysis.isolation_noise(windows).set_index("mode")
+    assert noise.loc["docker", "server_steal_share_max"] == pytest.approx(0.084)
+    assert noise.loc["docker", "server_steal_share_median"] == pytest.approx(windows["server_cpu_steal_share"].median())
+    assert noise.loc["docker", "steal_throughput_spearman"] < -0.8
+    # Windows recorded before steal was read carry no steal columns.
+    assert "server_steal_share_median" not in analysis.isolation_noise(windows.drop(columns="server_cpu_steal_share"))

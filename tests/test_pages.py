@@ -241,3 +241,11 @@ def test_the_isolation_reading_says_when_the_host_was_too_noisy_to_tell():
     quiet = table.assign(within_instance_cv=[0.01, 0.012])
     assert "noisy" not in pages.isolation_reading(quiet, {"cgroup": 0.01}) and "docker vs cgroup: p = 0.01" in \
         pages.isolation_reading(quiet, {"cgroup": 0.01})
+
+
+def test_the_isolation_reading_says_what_the_hypervisor_took_when_it_was_recorded():
+    table = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.03, "within_instance_cv": 0.01,
+                           "server_steal_share_median": 0.021, "server_steal_share_max": 0.09,
+                           "steal_throughput_spearman": -0.71}])
+    text = pages.isolation_reading(table, {})
+    assert "a median of 2.1% (docker; at most 9.0%) of the server's CPU time" in text and "rho -0.71 (docker)" in text

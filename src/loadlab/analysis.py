@@ -259,7 +259,15 @@ def isolation_noise(windows: pd.DataFrame, trials_per_side: int = 6) -> pd.DataF
     a 95% interval (bootstrap over instances, percentile), and the minimum
     detectable ratio a comparison of `trials_per_side` fresh instances a side
     has at that between-instance CV.
+
+    Where the windows carry `server_cpu_steal_share` (runs from 2026-11-26
+    on): the median share of the server's CPU the hypervisor stole in a
+    window, the largest, and Spearman's rho between an instance's median
+    throughput and its mean steal (negative: the instances that lost more
+    CPU to neighbours served less).
     """
+    from scipy.stats import spearmanr
+
     rng = np.random.default_rng(0)
     rows = []
     for mode, block in windows.groupby("mode", sort=False):
@@ -269,13 +277,20 @@ def isolation_noise(windows: pd.DataFrame, trials_per_side: int = 6) -> pd.DataF
         between = float(np.std(medians, ddof=1) / np.mean(medians))
         resampled = rng.choice(medians, size=(4000, medians.size), replace=True)
         cvs = resampled.std(axis=1, ddof=1) / resampled.mean(axis=1)
-        rows.append({
+        row = {
             "mode": mode, "instances": int(medians.size), "windows_per_instance": int(per_instance.size().median()),
             "throughput_rps": float(np.median(medians)), "within_instance_cv": float(within),
             "between_instance_cv": between, "between_instance_cv_ci_low": float(np.quantile(cvs, 0.025)),
             "between_instance_cv_ci_high": float(np.quantile(cvs, 0.975)),
             f"minimum_detectable_ratio_at_{trials_per_side}_trials": minimum_detectable_ratio(between, trials_per_side),
-        })
+        }
+        if "server_cpu_steal_share" in block and block["server_cpu_steal_share"].notna().any():
+            steal = block.groupby("instance")["server_cpu_steal_share"].mean()
+            row.update({"server_steal_share_median": float(block["server_cpu_steal_share"].median()),
+                        "server_steal_share_max": float(block["server_cpu_steal_share"].max()),
+                        "steal_throughput_spearman": float(spearmanr(steal.to_numpy(), per_instance.median().loc[
+                            steal.index].to_numpy()).statistic) if steal.nunique() > 1 else float("nan")})
+        rows.append(row)
     return pd.DataFrame(rows)
 
 

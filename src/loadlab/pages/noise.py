@@ -56,6 +56,14 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
         text += (f" Windows of one instance already differ by up to {by_mode['within_instance_cv'].max():.0%} (a quiet "
                  f"host: 1-2%): the host itself was noisy during this measurement, so it cannot say where an "
                  f"instance's level comes from.")
+    if "server_steal_share_median" in by_mode and by_mode["server_steal_share_median"].notna().any():
+        stolen = by_mode.dropna(subset=["server_steal_share_median"])
+        text += (" The hypervisor took a median of " + ", ".join(
+            f"{row.server_steal_share_median:.1%} ({mode}; at most {row.server_steal_share_max:.1%})"
+            for mode, row in stolen.iterrows()) + " of the server's CPU time in a window")
+        rhos = stolen["steal_throughput_spearman"].dropna()
+        text += ("; across instances, throughput and steal went together with Spearman's rho "
+                 + ", ".join(f"{rho:+.2f} ({mode})" for mode, rho in rhos.items()) + "." if len(rhos) else ".")
     if spread_p:
         differs = {mode: p for mode, p in spread_p.items() if p < 0.05}
         text += (" The spreads differ (" + ", ".join(f"docker vs {m}: p = {p:.2f}" for m, p in differs.items()) + ")."
