@@ -198,9 +198,8 @@ def _profile_rows(run: RunDirectory, trials: pd.DataFrame) -> tuple[pd.DataFrame
         jfr_tables = profile_tables.jfr_runtime_tables(directory, row.trial, origin)
         if jfr_tables is not None:
             cycles, pauses, counts, pinned = jfr_tables
-            for frame in (cycles,):
-                frame["t_window_s"] = frame["t_s"] if origin is not None else float("nan")
-                gc_frames.append(frame.assign(condition=row.condition))
+            cycles["t_window_s"] = cycles["t_s"] if origin is not None else float("nan")
+            gc_frames.append(cycles.assign(condition=row.condition))
             pauses["t_window_s"] = pauses["t_s"] if origin is not None else float("nan")
             pause_frames.append(pauses.assign(in_window=_within(pauses["t_window_s"], getattr(row, "duration_s", None)),
                                               condition=row.condition))
