@@ -151,7 +151,7 @@ def _worker_pool_over_time():
                                             s.tables["throughput_timeline"], level)
     return plots.resources_over_time_figure(
         over_time, group_column="label", panels=["memory_in_use_bytes", "established_connections", "successful_rps"],
-        linear_panels=("memory_in_use_bytes", "successful_rps"), title=f"02: {level:g} req/s over the window")
+        linear_panels=("memory_in_use_bytes", "established_connections", "successful_rps"), title=f"02: {level:g} req/s over the window")
 
 
 def _json_api_latency():

@@ -249,3 +249,27 @@ def test_the_isolation_reading_says_what_the_hypervisor_took_when_it_was_recorde
                            "steal_throughput_spearman": -0.71}])
     text = pages.isolation_reading(table, {})
     assert "a median of 2.1% (docker; at most 9.0%) of the server's CPU time" in text and "rho -0.71 (docker)" in text
+
+
+def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_run(tmp_path):
+    from loadlab import rundir, tables
+    from loadlab.judgements import s2
+
+    run_dir = rundir.latest_run("02-worker-pool-quick")
+    if run_dir is None:
+        pytest.skip("no committed run of 02-worker-pool-quick")
+    run = tables.load_run(run_dir, processed_root=tmp_path)  # never rewrite the committed tables
+    trials = s2.with_runtime_metrics(run)
+    level = trials["level"].max()
+    backlog = run["manifest"]["provenance"]["connection_limits"]["accept_backlog"]
+    text = pages.overload_reading(trials, level, backlog)
+    ok = trials[(trials["level"] == level) & (trials["status"] == "ok")]
+    held = int((ok["connections_peak"] <= backlog + pages.overload.QUEUE_SLACK).sum())
+    for label in sorted(set(ok["label"])):
+        assert f"{label} served {pages.format_number(float(ok.loc[ok['label'] == label, 'throughput_rps'].median()))} req/s" in text
+    if held:
+        assert f"In {held} of {len(ok)} windows" in text and f"listen queue's {backlog:,} places" in text
+    if held < len(ok):
+        assert f"In {len(ok) - held} (" in text and "kept accepting" in text
+    # Without the host's listen-queue size the reading says only what was served and held.
+    assert "listen queue" not in pages.overload_reading(trials, level, None)

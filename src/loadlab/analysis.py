@@ -91,7 +91,10 @@ def format_summary(summary: pd.DataFrame, metrics: Sequence[str], scale: dict[st
     shown = summary.drop(columns=[c for c in summary if c.endswith(("_ci_low", "_ci_high"))]).copy()
 
     def text(value: float) -> str:
-        return "n/a" if not math.isfinite(value) else f"{value:.{digits}g}"
+        if not math.isfinite(value):
+            return "n/a"
+        # Whole numbers past the shown digits keep their digits ("27,200", not "2.72e+04").
+        return f"{value:,.0f}" if abs(value) >= 10 ** digits else f"{value:.{digits}g}"
 
     for metric in metrics:
         factor = scale.get(metric, 1.0)
@@ -325,8 +328,13 @@ def overload_over_time(trials: pd.DataFrame, timeseries: pd.DataFrame, thread_co
     if throughput_timeline is not None and not throughput_timeline.empty:
         window = throughput_timeline[throughput_timeline["phase"] != "warmup"] if "phase" in throughput_timeline \
             else throughput_timeline
+        # The timeline lists only the seconds in which some request succeeded; a second in which none did is a
+        # 0, not a gap (a gap would leave the median to the trials that still answered).
+        seconds = range(1, int(np.ceil(window["second"].max())) + 1) if len(window) else range(0)
+        filled = (window.pivot_table(index="second", columns="trial", values="throughput_rps", aggfunc="sum")
+                  .reindex(seconds).fillna(0.0).reindex(columns=at_level["trial"], fill_value=0.0))
+        answered = filled.reset_index().melt(id_vars="second", var_name="trial", value_name="successful_rps")
         # "second" n counts the requests sent in [n - 1, n): drawn at the middle of that second.
-        parts.append(window.assign(t_s=window["second"] - 0.5).rename(columns={"throughput_rps": "successful_rps"})
-                     [["trial", "t_s", "successful_rps"]])
+        parts.append(answered.assign(t_s=answered["second"] - 0.5)[["trial", "t_s", "successful_rps"]])
     frame = pd.concat(parts, ignore_index=True)
     return frame.merge(at_level, on="trial").sort_values(["trial", "t_s"]).reset_index(drop=True)

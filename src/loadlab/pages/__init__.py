@@ -6,6 +6,7 @@
   that reproduces it and links to its data;
 - noise_bands: the A/A band of each metric, for forest plots;
 - capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences;
+- overload_reading: notebook 02's reading of where an overload's backlog waited;
 - numbers: how numbers and mappings are printed on a page;
 - html_checks and browser: what the tests (and `loadlab notebooks`) check on
   the exported pages.
@@ -14,6 +15,7 @@
 from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
 from .noise import isolation_reading, noise_band_columns, noise_bands, verdict_forest_rows
+from .overload import overload_reading
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 
@@ -27,6 +29,7 @@ __all__ = [
     "format_number",
     "format_quantity",
     "noise_band_columns",
+    "overload_reading",
     "noise_bands",
     "verdict_forest_rows",
     "provenance_html",

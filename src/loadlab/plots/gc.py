@@ -52,7 +52,10 @@ def gc_pause_figure(
     servers = runtime_order(list(events[group_column].unique()) + list(totals[group_column].unique()))
 
     with style_context():
-        figure, (ecdf_axes, total_axes) = new_figure(7.0, 3.8, ncols=2, width_ratios=[1.4, 1.0])
+        # The right panel puts one column per server: more servers, or longer names, need more room for their
+        # tick labels (three Go servers in 02, "go-workerpool-reject" among them).
+        room = max(1.0, 0.3 * len(servers)) if servers else 1.0
+        figure, (ecdf_axes, total_axes) = new_figure(6.0 + room, 3.8, ncols=2, width_ratios=[1.4, room])
         for server in servers:
             pauses = np.sort(events.loc[events[group_column] == server, pause_column].to_numpy(dtype=float))
             pauses = pauses[np.isfinite(pauses)]
@@ -82,7 +85,9 @@ def gc_pause_figure(
             total_axes.hlines(estimate.median, position - 0.25, position + 0.25, color=colour, linewidth=2)
             if np.isfinite(estimate.ci_low):
                 total_axes.vlines(position + 0.3, estimate.ci_low, estimate.ci_high, color=colour, linewidth=1.5)
-        total_axes.set_xticks(range(len(servers)), servers, rotation=40, ha="right", rotation_mode="anchor")
+        # Long names at a shallow angle reach under their neighbour's label: steeper the longer they are.
+        angle = 40 if max((len(str(server)) for server in servers), default=0) <= 12 else 65
+        total_axes.set_xticks(range(len(servers)), servers, rotation=angle, ha="right", rotation_mode="anchor")
         total_axes.set_xlim(-0.6, len(servers) - 0.4)
         # Log only if no trial paused 0 s: a log axis cannot show zero.
         if (totals[pause_column] > 0).all() and spans_decades(totals[pause_column]):
