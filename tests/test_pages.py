@@ -249,6 +249,14 @@ def test_the_isolation_reading_says_what_the_hypervisor_took_when_it_was_recorde
                            "steal_throughput_spearman": -0.71}])
     text = pages.isolation_reading(table, {})
     assert "a median of 2.1% (docker; at most 9.0%) of the server's CPU time" in text and "rho -0.71 (docker)" in text
+    # A quiet host: no steal worth the name, and instances that still differ.
+    quiet = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.062, "within_instance_cv": 0.019,
+                           "server_steal_share_median": 0.0, "server_steal_share_max": 0.0, "steal_throughput_spearman": None},
+                          {"mode": "cgroup", "between_instance_cv": 0.032, "within_instance_cv": 0.015,
+                           "server_steal_share_median": 0.0, "server_steal_share_max": 0.003, "steal_throughput_spearman": -0.1}])
+    text = pages.isolation_reading(quiet, {"cgroup": 0.12})
+    assert "stole at most 0.3% of the server's CPU time in any window" in text and "did not set" in text
+    assert "agree within 1.9%, yet fresh instances differ by 3.2% to 6.2%" in text and "noisy" not in text
 
 
 def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_run(tmp_path):
@@ -273,3 +281,11 @@ def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_r
         assert f"In {len(ok) - held} (" in text and "kept accepting" in text
     # Without the host's listen-queue size the reading says only what was served and held.
     assert "listen queue" not in pages.overload_reading(trials, level, None)
+
+
+def test_the_sitting_note_speaks_only_when_two_runs_sat_at_different_levels():
+    text = pages.sitting_note(45_500.0, "00-aa-noise-quick-20261125T062557Z-147c67", 92_513.0,
+                              "00-isolation-noise-quick-20261126T043439Z-137efd")
+    assert "45,500 req/s in the A/A run (2026-11-25 06:25 UTC)" in text and "92,513 req/s" in text and "×2.03" in text
+    assert pages.sitting_note(45_500.0, "a", 47_000.0, "b") == ""  # within one sitting's spread
+    assert pages.sitting_note(float("nan"), "a", 47_000.0, "b") == ""

@@ -14,7 +14,7 @@
 
 from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import isolation_reading, noise_band_columns, noise_bands, verdict_forest_rows
+from .noise import isolation_reading, noise_band_columns, noise_bands, sitting_note, verdict_forest_rows
 from .overload import overload_reading
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
@@ -30,6 +30,7 @@ __all__ = [
     "format_quantity",
     "noise_band_columns",
     "overload_reading",
+    "sitting_note",
     "noise_bands",
     "verdict_forest_rows",
     "provenance_html",

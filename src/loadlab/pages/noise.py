@@ -45,6 +45,10 @@ def verdict_forest_rows(verdicts, profile: str) -> pd.DataFrame:
 QUIET_WITHIN_INSTANCE_CV = 0.03
 
 
+# Steal below this share of a window's CPU time cannot move throughput by more than the within-instance noise.
+NEGLIGIBLE_STEAL_SHARE = 0.005
+
+
 def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str:
     """One paragraph reading analysis.isolation_noise's table: which mode spread least, and whether that means anything."""
     by_mode = table.set_index("mode")
@@ -56,8 +60,19 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
         text += (f" Windows of one instance already differ by up to {by_mode['within_instance_cv'].max():.0%} (a quiet "
                  f"host: 1-2%): the host itself was noisy during this measurement, so it cannot say where an "
                  f"instance's level comes from.")
+    else:
+        text += (f" Windows of one instance agree within {by_mode['within_instance_cv'].max():.1%}, yet fresh "
+                 f"instances differ by {by_mode['between_instance_cv'].min():.1%} to "
+                 f"{by_mode['between_instance_cv'].max():.1%}: each instance settles at a level of its own, "
+                 f"whichever way it is isolated.")
     if "server_steal_share_median" in by_mode and by_mode["server_steal_share_median"].notna().any():
         stolen = by_mode.dropna(subset=["server_steal_share_median"])
+    else:
+        stolen = by_mode.iloc[0:0]
+    if len(stolen) and stolen["server_steal_share_max"].max() < NEGLIGIBLE_STEAL_SHARE:
+        text += (f" The hypervisor stole at most {stolen['server_steal_share_max'].max():.1%} of the server's CPU "
+                 "time in any window, so neighbours on the host did not set the instances' levels.")
+    elif len(stolen):
         text += (" The hypervisor took a median of " + ", ".join(
             f"{row.server_steal_share_median:.1%} ({mode}; at most {row.server_steal_share_max:.1%})"
             for mode, row in stolen.iterrows()) + " of the server's CPU time in a window")
@@ -69,3 +84,30 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
         text += (" The spreads differ (" + ", ".join(f"docker vs {m}: p = {p:.2f}" for m, p in differs.items()) + ")."
                  if differs else " No mode's instances spread differently from Docker's (every p ≥ 0.05).")
     return text
+
+
+# Levels further apart than this between two runs of the same server and load are a change of sitting, not noise.
+SITTING_RATIO = 1.2
+
+
+def _run_time(run_id: str) -> str:
+    """"2026-11-26 04:34 UTC" from a run id's creation stamp (config.new_run_id), or the run id itself."""
+    import re
+
+    match = re.search(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})\d{2}Z", run_id)
+    return f"{match[1]}-{match[2]}-{match[3]} {match[4]}:{match[5]} UTC" if match else run_id
+
+
+def sitting_note(first_rps: float, first_run_id: str, second_rps: float, second_run_id: str) -> str:
+    """A sentence when two runs of the same server and load (median throughputs, req/s) sat at levels far apart:
+    the host's speed moved between sittings. Empty when they agree within SITTING_RATIO."""
+    if not (first_rps > 0 and second_rps > 0):
+        return ""
+    ratio = second_rps / first_rps
+    if 1 / SITTING_RATIO <= ratio <= SITTING_RATIO:
+        return ""
+    return (f"**Between sittings.** The same go-nethttp binary on the same route and load served a median of "
+            f"{first_rps:,.0f} req/s in the A/A run ({_run_time(first_run_id)}) and {second_rps:,.0f} req/s in "
+            f"Docker here ({_run_time(second_run_id)}): ×{ratio:.2f}. This host's speed moves between sittings far "
+            "more than within one, so every comparison in the collection is made between the trials of one run, "
+            "never across runs, and the A/A margins are one sitting's.")
