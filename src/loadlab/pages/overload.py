@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from loadlab.analysis import MIB
+
 from .numbers import format_number
 
-MIB = 1024 * 1024
 # A window whose connection count peaked within this many of the listen queue's size held at that queue: what
 # the kernel counted were connections waiting to be accepted, not ones the server took.
 QUEUE_SLACK = 64
