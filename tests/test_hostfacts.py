@@ -52,3 +52,10 @@ def test_steal_share_on_this_host_is_a_share():
         pass
     share = hostfacts.steal_share(before, hostfacts.cpu_times(), set(before))
     assert share is not None and 0.0 <= share <= 1.0
+
+
+def test_steal_columns_name_each_side():
+    before = {0: (1_000, 10), 1: (2_000, 0)}
+    after = {0: (1_400, 30), 1: (2_600, 60)}
+    assert hostfacts.steal_columns(before, after, {"server": {1}, "loadgen": {0}}) == {
+        "server_cpu_steal_share": 60 / 600, "loadgen_cpu_steal_share": 20 / 400}

@@ -133,3 +133,9 @@ def steal_share(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, 
         elapsed += after[cpu][0] - before[cpu][0]
         stolen += after[cpu][1] - before[cpu][1]
     return stolen / elapsed if elapsed > 0 else None
+
+
+def steal_columns(before: dict[int, tuple[int, int]], after: dict[int, tuple[int, int]],
+                  cpus_by_side: dict[str, set[int]]) -> dict[str, float | None]:
+    """{"<side>_cpu_steal_share": steal_share of that side's CPUs} for each side ("server", "loadgen")."""
+    return {f"{side}_cpu_steal_share": steal_share(before, after, cpus) for side, cpus in cpus_by_side.items()}

@@ -211,8 +211,7 @@ def _windows(loadgen: loadgen_run.LoadgenContainer, url: str, mode: str, instanc
         after = hostfacts.cpu_times()
         rows.append({"mode": mode, "instance": instance, "window": window, "throughput_rps": report.requests_per_s,
                      "errors_total": report.error_count, "window_s": window_s,
-                     **{f"{side}_cpu_steal_share": hostfacts.steal_share(before, after, numbers)
-                        for side, numbers in cpus.items()}})
+                     **hostfacts.steal_columns(before, after, cpus)})
     return rows
 
 

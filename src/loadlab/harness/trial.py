@@ -172,8 +172,8 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
 
 def _steal_columns(config: TrialConfig, before: dict, after: dict) -> dict:
     """The share of the server's and the loadgen's CPUs' time that the hypervisor stole during the window."""
-    return {f"{side}_cpu_steal_share": hostfacts.steal_share(before, after, parse_cpuset(cpus, f"{side}_cpus"))
-            for side, cpus in (("server", config.server_cpus), ("loadgen", config.loadgen_cpus))}
+    return hostfacts.steal_columns(before, after, {"server": parse_cpuset(config.server_cpus, "server_cpus"),
+                                                   "loadgen": parse_cpuset(config.loadgen_cpus, "loadgen_cpus")})
 
 
 def _raise_if_exited(session: ServerSession) -> None:
