@@ -13,6 +13,7 @@ leftovers from a killed run can be found and removed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import socket
 import time
@@ -42,11 +43,35 @@ class ServerPlacement:
     extra_env: dict[str, str] = field(default_factory=dict)
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nothing listens on right now (the kernel's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
+# Linux keeps a closed client connection in TIME-WAIT for 60 s. A loadgen that opened tens of thousands of
+# connections (vegeta at a rate its server could not serve) can hold every local port that long: seen here, 28,294
+# TIME-WAIT sockets and no port left for the next trial's server.
+PORTS_FREE_WAIT_S = 75.0
+
+
+def free_port(host: str = "127.0.0.1", max_wait_s: float = PORTS_FREE_WAIT_S) -> int:
+    """A TCP port nothing listens on right now (the kernel's choice).
+
+    When every local port is taken (EADDRINUSE on port 0), waits for
+    TIME-WAIT to release one, up to `max_wait_s` seconds, then fails the
+    trial as `host-ports-exhausted`, so the run goes on instead of crashing.
+    """
+    deadline = time.monotonic() + max_wait_s
+    delay_s = 0.5
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, 0))
+                return probe.getsockname()[1]
+            except OSError as error:
+                if error.errno != errno.EADDRINUSE:
+                    raise
+        if time.monotonic() >= deadline:
+            raise TrialFailure("host-ports-exhausted",
+                               f"no local TCP port free on {host} after {max_wait_s:g} s: the previous trials' closed "
+                               "connections still hold them in TIME-WAIT (`ss -tan state time-wait | wc -l`)")
+        time.sleep(min(delay_s, max(0.0, deadline - time.monotonic())))
+        delay_s = min(delay_s * 2, 8.0)
 
 
 def check_not_root(client: docker.DockerClient, image: str) -> None:
