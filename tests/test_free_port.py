@@ -53,3 +53,27 @@ def test_a_port_freed_while_waiting_is_taken():
 
 def test_no_port_within_the_wait_is_one_failed_trial_not_a_crash():
     assert _run("exhausted") == "failed host-ports-exhausted"
+
+
+TIME_WAIT_CASE = textwrap.dedent("""
+    import socket, subprocess, time
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
+        f.write("40000 40001")
+    from loadlab import hostfacts
+    listener = socket.socket(); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 18555)); listener.listen()
+    for _ in range(2):  # the client closes first, so its end (and its local port) waits in TIME-WAIT
+        client = socket.create_connection(("127.0.0.1", 18555)); server, _ = listener.accept()
+        client.close(); time.sleep(0.05); server.close()
+    seen = hostfacts.wait_for_local_ports(max_wait_s=1.0, poll_s=0.2)
+    print(hostfacts.tcp_time_wait_count(), seen["time_wait_sockets_before"], seen["waited_for_local_ports_s"] >= 1.0)
+""")
+
+
+def test_a_trial_waits_a_bounded_time_while_time_wait_holds_the_local_ports():
+    result = subprocess.run(["unshare", "-n", sys.executable, "-c", TIME_WAIT_CASE], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stderr
+    # Both ports of the range are held in TIME-WAIT: the wait ran its full second and gave up, counting 2 each time.
+    assert result.stdout.split() == ["2", "2", "True"]

@@ -13,6 +13,7 @@ import platform
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from loadlab import __version__, paths
@@ -139,3 +140,38 @@ def steal_columns(before: dict[int, tuple[int, int]], after: dict[int, tuple[int
                   cpus_by_side: dict[str, set[int]]) -> dict[str, float | None]:
     """{"<side>_cpu_steal_share": steal_share of that side's CPUs} for each side ("server", "loadgen")."""
     return {f"{side}_cpu_steal_share": steal_share(before, after, cpus) for side, cpus in cpus_by_side.items()}
+
+
+_TCP_TIME_WAIT = "06"  # the `st` column of /proc/net/tcp: include/net/tcp_states.h, TCP_TIME_WAIT
+
+
+def tcp_time_wait_count(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> int | None:
+    """Sockets of this network namespace in TIME-WAIT (closed connections whose local port is still held), or
+    None where the kernel's tables cannot be read."""
+    count, read = 0, False
+    for table in tables:
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        read = True
+        count += sum(1 for line in lines if line.split()[3:4] == [_TCP_TIME_WAIT])
+    return count if read else None
+
+
+def wait_for_local_ports(max_wait_s: float, busy_share: float = 0.5, poll_s: float = 2.0) -> dict:
+    """Wait, up to `max_wait_s`, until fewer than `busy_share` of the local port range is held in TIME-WAIT.
+
+    A loadgen that opened tens of thousands of connections leaves their ports
+    held for 60 s; a trial started then finds its loadgen short of ports and
+    measures that, not its server. Returns what was seen: the TIME-WAIT count
+    at the start and at the end, and the seconds waited.
+    """
+    ports = connection_limits().get("ephemeral_ports")
+    started = time.monotonic()
+    first = count = tcp_time_wait_count()
+    while count is not None and ports and count >= busy_share * ports and time.monotonic() - started < max_wait_s:
+        time.sleep(min(poll_s, max(0.0, max_wait_s - (time.monotonic() - started))))
+        count = tcp_time_wait_count()
+    return {"time_wait_sockets_before": first, "time_wait_sockets": count,
+            "waited_for_local_ports_s": round(time.monotonic() - started, 3)}

@@ -238,6 +238,10 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
     measured_at = None
     profiling = None
     try:
+        if config.check_host_cpus:
+            # A previous trial's loadgen may still hold most local ports in TIME-WAIT: this trial's loadgen would
+            # then measure its own shortage of ports. What was seen is kept in trial.json.
+            record["local_ports"] = hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S)
         images.ensure_image(loadgen_client, None, log=log)
         session = ServerSession.start(
             server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
