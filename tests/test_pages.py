@@ -269,7 +269,8 @@ def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_r
     run = tables.load_run(run_dir, processed_root=tmp_path)  # never rewrite the committed tables
     trials = s2.with_runtime_metrics(run)
     level = trials["level"].max()
-    backlog = run["manifest"]["provenance"]["connection_limits"]["accept_backlog"]
+    backlog = s2.accept_backlog(run["manifest"])
+    assert backlog == run["manifest"]["provenance"]["connection_limits"]["accept_backlog"]
     text = pages.overload_reading(trials, level, backlog)
     ok = trials[(trials["level"] == level) & (trials["status"] == "ok")]
     held = int((ok["connections_peak"] <= backlog * (1 + pages.overload.QUEUE_SLACK_SHARE)).sum())

@@ -94,6 +94,12 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
                          goroutines_peak=trials["trial"].map(peaks).where(covered))
 
 
+def accept_backlog(manifest: dict) -> int | None:
+    """The host's listen-queue size when the run was measured (its recorded connection limits), or None for runs
+    recorded before the limits were."""
+    return ((manifest.get("provenance") or {}).get("connection_limits") or {}).get("accept_backlog")
+
+
 def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
                 notebook: str, run_id: str) -> list[Verdict]:
     """Every S2 verdict, at the highest offered rate of the run.
@@ -112,8 +118,7 @@ def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], 
                                  ("S2-gc-pause", "gc_pause_total_s"))
     ]
     verdicts.append(gc_mark(data, margins, notebook, run_id, level, context))
-    backlog = ((manifest.get("provenance") or {}).get("connection_limits") or {}).get("accept_backlog")
-    verdicts.append(goroutines(data, level, notebook, run_id, context, accept_backlog=backlog))
+    verdicts.append(goroutines(data, level, notebook, run_id, context, accept_backlog=accept_backlog(manifest)))
     verdicts.append(out_of_memory(data, manifest, level, notebook, run_id, context))
     verdicts.append(feasibility(data, notebook, run_id))
     return verdicts

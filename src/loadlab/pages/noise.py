@@ -4,6 +4,7 @@ the reading of the Docker-or-cgroup isolation measurement."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 import pandas as pd
@@ -92,8 +93,6 @@ SITTING_RATIO = 1.2
 
 def _run_time(run_id: str) -> str:
     """"2026-11-26 04:34 UTC" from a run id's creation stamp (config.new_run_id), or the run id itself."""
-    import re
-
     match = re.search(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})\d{2}Z", run_id)
     return f"{match[1]}-{match[2]}-{match[3]} {match[4]}:{match[5]} UTC" if match else run_id
 
