@@ -153,6 +153,20 @@ def test_a_server_of_its_own_quota_overrides_the_runs_and_the_others_keep_theirs
     assert {c["label"]: c["config"].cpu_quota for c in experiment.conditions()} == {"go": None, "rust": 0.5}
 
 
+def test_a_cfs_period_reaches_every_trial_and_a_quota_it_cannot_grant_names_the_placement_field():
+    from loadlab.experiment import Experiment, Load, Placement, ServerEntry
+
+    def experiment(period_ms):
+        return Experiment(
+            name="periods", servers=[ServerEntry("go-nethttp", label="go", cpu_quota=0.05),
+                                     ServerEntry("rust-tokio", label="rust", cpu_quota=0.5)],
+            load=Load(mode="closed", route="/json", connections=[8]), placement=Placement(cpu_period_ms=period_ms))
+
+    assert {c["config"].cpu_period_ms for c in experiment(20.0).validate().conditions()} == {20.0}
+    with pytest.raises(ParameterError, match=r"placement\.cpu_period_ms.*at least 20 ms"):
+        experiment(10.0).validate()
+
+
 def test_a_server_of_its_own_profilers_replaces_the_experiments_list_for_it_alone():
     document = with_changes(profilers=["pprof"], servers__1__profilers=["perf"])
     experiment = Experiment.from_dict(document)

@@ -161,6 +161,16 @@ def _json_api_latency():
                                          title="03: latency spectrum")  # fmt: skip
 
 
+def _latency_knee():
+    from loadlab import latency_curve
+    from loadlab.judgements import s1
+
+    s = _run(plans.runtime_overhead_latency("quick", {"java-platform": 1.0}))  # the capacity only names the run
+    curve = latency_curve.latency_curve(s.trials, s1.offered_rates_by_condition(s.manifest))
+    return plots.latency_knee_figure(s.trials, curve, latency_curve.knee_levels(curve), latency_curve.KNEE_SERVED_SHARE,
+                                     x_label="offered load (fraction of Java's capacity)", title="01: open loop")
+
+
 def _json_api_forest():
     s = _run(plans.json_api("quick"))
     trials = s.trials.assign(server_cpu_pct=100 * s.trials["server_cpu_seconds"] / s.trials["duration_s"],
@@ -213,6 +223,7 @@ FIGURE_CASES = {
     "02 served vs offered": (plots.throughput_figure, _worker_pool),
     "02 GC pauses at the table's rate": (plots.gc_pause_figure, _worker_pool_gc),
     "02 memory, connections and answers over the window": (plots.resources_over_time_figure, _worker_pool_over_time),
+    "01 open-loop latency against offered load, knees ringed": (plots.latency_knee_figure, _latency_knee),
     "03 latency spectrum": (plots.latency_spectrum_figure, _json_api_latency),
     "03 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.json_api("quick"))),
     "03 forest": (plots.forest_figure, _json_api_forest),

@@ -50,6 +50,52 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert container.leftovers(docker_client, run_id) == []
 
 
+def test_a_quota_in_short_cfs_periods_reaches_the_container_and_its_throttling_is_counted(docker_client, go_image,
+                                                                                          tmp_path):
+    run_id = new_run_id("test")
+    run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)
+    config = TrialConfig(server="go-nethttp", route="/json", connections=16, duration_s="2s", warmup_s="1s",
+                         cpu_quota=0.05, cpu_period_ms=20).validate()
+    partial = run.begin_trial(1)
+    row = run_trial(config, partial, run_id, docker_client, 1, log=lambda m: None)
+    run.finish_trial(1, partial)
+    assert row["status"] == "ok", row
+    # 1 ms of CPU every 20 ms: about 100 periods in the 2 s window, and a closed loop spends the quota in most.
+    assert 80 <= row["server_cpu_periods"] <= 130
+    assert row["server_cpu_throttled_period_share"] > 0.5
+    assert 0 < row["server_cpu_seconds"] < 0.05 * 2 * 1.5
+    # Without a quota there is nothing to count.
+    plain = TrialConfig(server="go-nethttp", route="/json", connections=16, duration_s="1s", warmup_s="1s").validate()
+    partial = run.begin_trial(2)
+    row = run_trial(plain, partial, run_id, docker_client, 2, log=lambda m: None)
+    run.finish_trial(2, partial)
+    assert row["status"] == "ok" and row["server_cpu_periods"] == 0 and row["server_cpu_throttled_period_share"] is None
+
+
+def test_an_open_loop_trial_sends_the_rate_asked_and_past_the_knee_keeps_its_bound_on_requests_in_flight(
+        docker_client, go_image, tmp_path):
+    run_id = new_run_id("test")
+    run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)
+    asked = TrialConfig(server="go-nethttp", route="/json", load_mode="open", rate_rps=2000, duration_s="3s",
+                        warmup_s="1s", request_timeout_s=5, max_in_flight=64).validate()
+    partial = run.begin_trial(1)
+    row = run_trial(asked, partial, run_id, docker_client, 1, log=lambda m: None)
+    run.finish_trial(1, partial)
+    assert row["status"] == "ok", row
+    assert row["rate_offered_rps"] == pytest.approx(2000, rel=0.01)
+    assert row["throughput_rps"] == pytest.approx(2000, rel=0.01) and row["errors_total"] == 0
+    # A twentieth of a core cannot serve 3,000 req/s: vegeta falls behind instead of opening a connection for each
+    # late request, so the host accepts about as many connections as requests may be in flight.
+    past = TrialConfig(server="go-nethttp", route="/json", load_mode="open", rate_rps=3000, duration_s="3s",
+                       warmup_s="1s", request_timeout_s=5, max_in_flight=16, cpu_quota=0.05, cpu_period_ms=20).validate()
+    partial = run.begin_trial(2)
+    row = run_trial(past, partial, run_id, docker_client, 2, log=lambda m: None)
+    run.finish_trial(2, partial)
+    assert row["status"] == "ok", row
+    assert row["rate_offered_rps"] < 0.9 * 3000
+    assert row["connections_accepted"] <= 16 + 8
+
+
 def test_a_connection_per_request_trial_opens_one_connection_for_each_request(docker_client, go_image, tmp_path):
     run_id = new_run_id("test")
     run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)

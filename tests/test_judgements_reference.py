@@ -64,6 +64,45 @@ def test_s1_never_uses_a_saturated_trial(processed):
         assert all(v.verdict == claims.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-cpu-user")
 
 
+def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(processed):
+    from loadlab import latency_curve
+
+    closed_id, closed = _run("01-runtime-overhead-quick", processed)
+    open_id, open_loop = _run("01-open-loop-latency-quick", processed)
+    verdicts = s1.runtime_overhead(closed["trials"], closed["manifest"], CLAIMS, {}, "01-runtime-overhead", closed_id,
+                                   open_loop=(open_loop["trials"], open_loop["manifest"], open_id))
+    p99 = [v for v in verdicts if v.claim_id == "S1-p99"]
+    assert p99 and _check_evidence(p99, open_loop["trials"]) > 0
+    curve = latency_curve.latency_curve(open_loop["trials"], s1.offered_rates_by_condition(open_loop["manifest"]))
+    for verdict in p99:
+        if not verdict.trial_ids:
+            continue
+        fraction = s1.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate), open_loop["manifest"])
+        used = open_loop["trials"].set_index("trial").loc[[t for ids in verdict.trial_ids.values() for t in ids]]
+        assert set(used["level"]) == {fraction} and f"at {fraction:g} of the slowest server's capacity" in verdict.context
+        assert "the highest level below both servers' knees" in verdict.context
+        # Never past a knee: at the judged level both servers served what they were offered.
+        for label in (verdict.baseline, verdict.candidate):
+            below = latency_curve.highest_level_below_knee(curve, label)
+            assert below is not None and fraction <= below
+
+
+def test_a_goroutine_series_covers_the_window_asked_for_not_vegetas_wait_after_it(processed):
+    _, run = _run("02-worker-pool-quick", processed)
+    window_s = run["manifest"]["parameters"]["durations"]["duration_s"]
+    series = run["thread_counts"][run["thread_counts"]["metric"] == "goroutines"]
+    longest = series.groupby("trial").size().idxmax()
+    # Keep just over half the window's samples of the best-covered trial: enough for the 60 s asked, too few for
+    # the ~70 s an open-loop trial records (vegeta waits up to its timeout for answers in flight).
+    kept = int(s2.SERIES_MIN_SHARE * window_s) + 1
+    trimmed = pd.concat([run["thread_counts"][~((run["thread_counts"]["metric"] == "goroutines") &
+                                                (run["thread_counts"]["trial"] == longest))],
+                         series[series["trial"] == longest].head(kept)])
+    trials = s2.with_runtime_metrics({**run, "thread_counts": trimmed})
+    row = trials.set_index("trial").loc[longest]
+    assert row["duration_s"] * s2.SERIES_MIN_SHARE > kept and pd.notna(row["goroutines_peak"])
+
+
 def test_s2_judges_every_claim_it_can(processed):
     run_id, run = _run("02-worker-pool-quick", processed)
     trials = s2.with_runtime_metrics(run)
@@ -75,7 +114,8 @@ def test_s2_judges_every_claim_it_can(processed):
     if not (trials["failure_reason"] == "oom-killed").any():
         assert oom.verdict == claims.NOT_REPRODUCED  # nothing happened: not "contradicted"
     # A goroutine peak only from a series that answered in at least half the window's seconds.
-    covered = trials["goroutine_samples"] >= s2.SERIES_MIN_SHARE * trials["duration_s"]
+    window_s = run["manifest"]["parameters"]["durations"]["duration_s"]
+    covered = trials["goroutine_samples"] >= s2.SERIES_MIN_SHARE * window_s
     assert (trials["goroutines_peak"].notna() == (covered & trials["trial"].isin(
         run["thread_counts"].loc[run["thread_counts"]["metric"] == "goroutines", "trial"]))).all()
     top = trials[(trials["level"] == trials["level"].max()) & (trials["status"] == "ok")]

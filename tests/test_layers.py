@@ -16,7 +16,7 @@ ANALYSIS_SIDE = (
     "loadlab.judgements.replication", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",
     "loadlab.contract.fuzz", "loadlab.contract.fuzz_cases", "loadlab.servers", "loadlab.schemas", "loadlab.study",
-    "loadlab.report", "loadlab.hostfacts", "loadlab.pages", "loadlab.pages.browser",
+    "loadlab.report", "loadlab.hostfacts", "loadlab.pages", "loadlab.pages.browser", "loadlab.latency_curve",
 )
 
 

@@ -110,10 +110,10 @@ def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
     checked = timed_out = 0
     for entry in run.read_manifest()["trial_order"]:
         directory = run.trial_dir(entry["trial"])
-        if not (directory / vegeta.RESULTS_CSV_GZ).exists():
+        if not vegeta.has_results(directory):
             continue
         result = json.loads((directory / "result.json").read_text())
-        results = vegeta.read_results_csv(directory / vegeta.RESULTS_CSV_GZ)
+        results = vegeta.read_results(directory)
         answered_ok = int(((results["status"] >= 200) & (results["status"] < 400)).sum())
         assert outcome.is_open_loop(result)
         assert outcome.successful_requests(result) == answered_ok

@@ -184,6 +184,19 @@ def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rat
     assert "0.5 of the slowest server's capacity, the same rate for every server" in setup_text({"parameters": {"load": load}}, 0.5)
 
 
+def test_the_block_names_each_servers_quota_and_the_cfs_period_it_was_granted_in():
+    from loadlab.judgements._common import quota_text
+
+    parameters = {"load": {"mode": "open", "route": "/json", "capacity_fractions": [0.5, 0.8, 1.2]},
+                  "placement": {"server_cpus": "1", "loadgen_cpus": "0", "memory_limit_mib": 4096, "cpu_period_ms": 20.0},
+                  "servers": [{"server": "go-nethttp", "label": "go", "cpu_quota": 0.053},
+                              {"server": "rust-tokio", "label": "rust", "cpu_quota": 0.05}]}
+    assert "0.5, 0.8 and 1.2 of each server's capacity offered" in provenance._load_text(parameters)
+    assert "(quotas: go 0.053 CPU, rust 0.05 CPU), granted in 20 ms CFS periods" in provenance._placement_text(parameters)
+    assert quota_text({"parameters": parameters}) == (", go capped at 0.053 core, rust capped at 0.05 core by a quota "
+                                                      "granted in 20 ms CFS periods")
+
+
 def test_the_block_says_whether_connections_were_reused():
     assert "keep-alive" in provenance.connection_mode({"mode": "closed"})
     assert provenance.connection_mode({"connection_mode": "per-request"}).startswith("a new connection per request")

@@ -41,6 +41,11 @@ def config(**overrides):
         ({"pipeline_depth": 0}, "pipeline_depth", "from 1 to 256"),
         ({"connection_mode": "close"}, "connection_mode", "per-request"),
         ({"connection_mode": "per-request", "pipeline_depth": 8}, "pipeline_depth", "cannot carry a pipeline"),
+        ({"cpu_period_ms": 20}, "cpu_period_ms", "unless a cpu_quota is set"),
+        ({"load_mode": "open", "rate_rps": 100, "max_in_flight": 0}, "max_in_flight", "from 1 to 100000"),
+        ({"cpu_quota": 0.5, "cpu_period_ms": 0.5}, "cpu_period_ms", "from 1 to 1000"),
+        ({"cpu_quota": 0.5, "cpu_period_ms": 2000}, "cpu_period_ms", "from 1 to 1000"),
+        ({"cpu_quota": 0.05, "cpu_period_ms": 10}, "cpu_period_ms", "at least 20 ms for a quota of 0.05 core"),
     ],
 )
 def test_bad_trial_parameters_name_the_parameter_and_what_is_allowed(overrides, parameter, allowed):

@@ -18,6 +18,7 @@ from loadlab.plots import (  # noqa: E402
     axis_label,
     forest_figure,
     gc_pause_figure,
+    latency_knee_figure,
     latency_spectrum_figure,
     loadgen_ceiling_figure,
     percentile_to_nines,
@@ -104,7 +105,27 @@ def ceiling_data(pipelined: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def knee_data():
+    """Open-loop trials of three servers at three fractions of capacity; rust falls behind at 1.2."""
+    from loadlab import latency_curve
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for server, floor_s in [("go", 0.0008), ("java-platform", 0.002), ("rust", 0.0005)]:
+        for level in (0.5, 0.8, 1.2):
+            for trial in range(6):
+                served = 1.0 if level < 1 or server != "rust" else 0.83
+                p99 = floor_s * (1 + 4 * level**4) * (40 if served < 1 else 1) * rng.normal(1, 0.1)
+                rows.append({"trial": len(rows) + 1, "label": server, "level": level, "status": "ok",
+                             "loadgen_saturated": False, "throughput_rps": 4000 * level * served,
+                             "rate_offered_rps": 4000 * level, "latency_p50_s": p99 / 5, "latency_p99_s": p99})
+    trials = pd.DataFrame(rows)
+    curve = latency_curve.latency_curve(trials)
+    return trials, curve, latency_curve.knee_levels(curve)
+
+
 FIGURES = {
+    "latency_knee": lambda: latency_knee_figure(*knee_data(), served_share_line=0.95, title="open loop"),
     "throughput": lambda: throughput_figure(throughput_data(), title="closed loop"),
     "latency_merged": lambda: latency_spectrum_figure(latency_data(trials=1)),
     "latency_trials": lambda: latency_spectrum_figure(latency_data(trials=6)),

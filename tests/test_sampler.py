@@ -76,3 +76,32 @@ def test_cgroup_v1_splits_cpu_into_user_and_system_as_the_docker_api_does():
     assert (api_user_s, api_system_s) == pytest.approx((user_s, system_s), abs=0.011)
     sample = source.read(0.0)
     assert (sample.cpu_user_seconds, sample.cpu_system_seconds) == (user_s, system_s)
+
+
+THROTTLED = Path(fixture_path("cgroup-v1-cpu-throttled"))
+
+
+def test_cpu_quota_counters_over_a_window_from_a_throttled_server():
+    # rust-tokio on half a core under wrk, cpu.stat read 3 s apart (fixtures/README.md).
+    before = sampler.cpu_throttling_from_stat((THROTTLED / "cpu.stat.before").read_text())
+    after = sampler.cpu_throttling_from_stat((THROTTLED / "cpu.stat.after").read_text())
+    assert before == sampler.CpuThrottling(51, 43, pytest.approx(1.991737922))
+    columns = sampler.throttling_columns(before, after)
+    assert columns["server_cpu_periods"] == 30  # 3 s of 100 ms periods
+    assert columns["server_cpu_throttled_period_share"] == pytest.approx(27 / 30)
+    assert columns["server_cpu_throttled_s"] == pytest.approx(3.296525052 - 1.991737922)
+
+
+def test_no_quota_means_no_periods_and_no_share():
+    idle = sampler.cpu_throttling_from_stat((THROTTLED / "cpu.stat.no-quota").read_text())
+    assert idle == sampler.CpuThrottling(0, 0, 0.0)
+    columns = sampler.throttling_columns(idle, idle)
+    assert columns["server_cpu_periods"] == 0 and columns["server_cpu_throttled_period_share"] is None
+
+
+def test_counters_that_went_backwards_or_were_not_read_give_none():
+    before = sampler.cpu_throttling_from_stat((THROTTLED / "cpu.stat.after").read_text())
+    after = sampler.cpu_throttling_from_stat((THROTTLED / "cpu.stat.before").read_text())
+    assert set(sampler.throttling_columns(before, after).values()) == {None}
+    assert set(sampler.throttling_columns(None, after).values()) == {None}
+    assert sampler.cpu_throttling_from_stat("usage_usec 10\n") is None  # a cpu.stat without quota counters

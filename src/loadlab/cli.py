@@ -106,7 +106,9 @@ def _trial_config(args):
         load_mode="open" if args.rate else "closed", connections=args.connections, rate_rps=args.rate,
         duration_s=args.duration, warmup_s=args.warmup, loadgen_threads=args.threads,
         pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
-        memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, verify=not args.no_verify,
+        memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, cpu_period_ms=args.cpu_period_ms,
+        max_in_flight=args.max_in_flight,
+        verify=not args.no_verify,
         profilers=tuple(args.profile or ()),
     ).validate()
 
@@ -296,6 +298,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loadgen-cpus", default="0", help="cpuset for the loadgen (default 0; disjoint from the server's)")
     p.add_argument("--memory-limit-mib", type=int, default=2048, help="server memory limit in MiB (default 2048)")
     p.add_argument("--cpu-quota", type=float, help="server CPU quota in CPUs (e.g. 0.5), below its cpuset")
+    p.add_argument("--max-in-flight", type=int, default=10_000, help="open loop: at most this many requests in "
+                   "flight (vegeta -max-workers; default 10000)")
+    p.add_argument("--cpu-period-ms", type=float, help="the CFS period the quota is granted in, 1-1000 ms "
+                   "(default: the kernel's 100 ms)")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
     p.add_argument("--profile", action="append", metavar="PROFILER",
                    help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks (repeatable)")

@@ -74,6 +74,27 @@ def host_cpus() -> set[int]:
     return set(os.sched_getaffinity(0))
 
 
+# The kernel grants a CFS quota of at least 1 ms a period, in periods from 1 ms to 1 s.
+CFS_MIN_QUOTA_MS = 1.0
+CFS_PERIOD_RANGE_MS = (1.0, 1000.0)
+
+
+def check_cpu_period(cpu_quota: float | None, cpu_period_ms: float | None) -> None:
+    """A CFS period (ms) goes with a quota and lets the kernel grant it: quota x period at least 1 ms."""
+    if cpu_period_ms is None:
+        return
+    low, high = CFS_PERIOD_RANGE_MS
+    if not isinstance(cpu_period_ms, int | float) or not low <= cpu_period_ms <= high:
+        raise ParameterError("cpu_period_ms", cpu_period_ms, f"milliseconds from {low:g} to {high:g}, or None")
+    if cpu_quota is None:
+        raise ParameterError("cpu_period_ms", cpu_period_ms, "None unless a cpu_quota is set (a period without a quota "
+                             "limits nothing)")
+    if cpu_quota * cpu_period_ms < CFS_MIN_QUOTA_MS:
+        raise ParameterError("cpu_period_ms", cpu_period_ms,
+                             f"at least {CFS_MIN_QUOTA_MS / cpu_quota:g} ms for a quota of {cpu_quota:g} core: the "
+                             f"kernel grants at least {CFS_MIN_QUOTA_MS:g} ms a period")
+
+
 def check_cpusets(server_cpus: str, loadgen_cpus: str | None = None, check_host: bool = True) -> None:
     """CPU sets exist on this host and the server's and the loadgen's do not overlap."""
     server = parse_cpuset(server_cpus, "server_cpus")
@@ -135,6 +156,7 @@ class TrialConfig:
     warmup_max_s: float | None = None
     loadgen_threads: int = 1
     request_timeout_s: int = 2
+    max_in_flight: int = 10_000  # open loop: vegeta's -max-workers
     pipeline_depth: int = 1
     # "keep-alive": each loadgen connection carries request after request; "per-request": every request
     # asks `Connection: close`, so the server closes after answering and the loadgen opens a new connection
@@ -144,6 +166,7 @@ class TrialConfig:
     loadgen_cpus: str = "0"
     memory_limit_bytes: int = 2 * 1024**3
     cpu_quota: float | None = None
+    cpu_period_ms: float | None = None  # CFS period the quota is granted in (None: the kernel's 100 ms)
     verify: bool = True
     health_timeout_s: float = 60.0
     # Profilers to run around the measured window (see capture.py); ones the
@@ -197,9 +220,12 @@ class TrialConfig:
                                  "cannot carry a pipeline)")
         if not 0 < self.health_timeout_s <= 600:
             raise ParameterError("health_timeout_s", self.health_timeout_s, "seconds, more than 0 and at most 600")
+        if not isinstance(self.max_in_flight, int) or not 1 <= self.max_in_flight <= 100_000:
+            raise ParameterError("max_in_flight", self.max_in_flight, "an integer from 1 to 100000 (requests in flight)")
         if not 1 <= self.request_timeout_s <= 60:
             raise ParameterError("request_timeout_s", self.request_timeout_s, "an integer from 1 to 60")
         check_cpusets(self.server_cpus, self.loadgen_cpus, check_host=self.check_host_cpus)
+        check_cpu_period(self.cpu_quota, self.cpu_period_ms)
         self.profilers = check_profilers(self.profilers, spec.profilers, self.server)
         try:
             ipaddress.ip_address(self.target_host)

@@ -88,6 +88,10 @@ class Load(_KnownFields):
     connection_mode: str = "keep-alive"
     loadgen_threads: int = 1
     request_timeout_s: int = 2
+    # Open loop: at most this many requests in flight (vegeta's -max-workers, one connection each). Past a server's
+    # knee vegeta otherwise opens workers and connections without bound until its own core is saturated; bounded,
+    # it falls behind its schedule instead, and the trial records the rate it really offered.
+    max_in_flight: int = 10_000
 
 
 @dataclass
@@ -105,6 +109,9 @@ class Placement(_KnownFields):
     loadgen_cpus: str = "0"
     memory_limit_mib: int = 2048
     cpu_quota: float | None = None
+    # The CFS period (ms) the quota is granted in; None: the kernel's 100 ms. A shorter period turns a small quota
+    # into short, frequent slices instead of one long run and a long throttled wait each 100 ms.
+    cpu_period_ms: float | None = None
     # Engines for each side (DOCKER_HOST syntax: unix://, tcp://, ssh://); None: the default engine.
     server_docker_host: str | None = None
     loadgen_docker_host: str | None = None
@@ -243,9 +250,11 @@ class Experiment(_KnownFields):
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
             warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
+            max_in_flight=self.load.max_in_flight,
             connection_mode=self.load.connection_mode, server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
             memory_limit_bytes=placement.memory_limit_mib * 1024**2,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
+            cpu_period_ms=placement.cpu_period_ms,
             verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers if entry.profilers is None else entry.profilers), target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
         )
@@ -281,8 +290,9 @@ _TRIAL_FIELD_TO_PATH = {
     "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
     "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
     "connection_mode": "load.connection_mode",
-    "request_timeout_s": "load.request_timeout_s", "server_cpus": "placement.server_cpus",
+    "request_timeout_s": "load.request_timeout_s", "max_in_flight": "load.max_in_flight", "server_cpus": "placement.server_cpus",
     "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota (or servers[{i}].cpu_quota)",
+    "cpu_period_ms": "placement.cpu_period_ms",
     "memory_limit_bytes": "placement.memory_limit_mib",
 }
 

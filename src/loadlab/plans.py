@@ -119,14 +119,20 @@ def server_capacity(profile_name: str) -> Experiment:
                        False, 5)
 
 
-def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
-    """01 (S1): every runtime on /json under rising connection counts, each server on half a core.
+# 01 (S1): S1 pinned each server to one core. Here every server gets its core whole, except the ones that outrun
+# the single loadgen core on a whole core (rust ran 187k req/s of /json here, its loadgen 99.7% busy): they get
+# half of it, which leaves the loadgen headroom. Half a core for every server (the earlier plan) throttled Java's
+# thread-per-request server to a fifth of its whole-core throughput at 1,000 connections (1.3k vs 6.4k req/s,
+# measured 2026-11-26) and stalled it in 2 of 6 trials: the CFS quota, not the model, was measured.
+S1_HALF_CORE_SERVERS = ("rust", "swoole")
 
-    Half a core keeps the single loadgen core from saturating on the fastest
-    servers (Rust, Swoole). It costs Java's thread-per-request server: on half
-    a core it stalled at 1,000 connections (no request answered in 4 of 4
-    trials measured), so its S1 verdicts need another placement; a per-server
-    quota (`ServerEntry.cpu_quota`, Rust and Swoole only) is the candidate.
+
+def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
+    """01 (S1): every runtime on /json under rising connection counts, each on its own core as S1 ran it.
+
+    Rust and Swoole get half of it (`S1_HALF_CORE_SERVERS`), so that the one
+    loadgen core keeps headroom; CPU is then judged as a share of what each
+    server was given.
     """
     p = profile(profile_name)
     servers = servers or [
@@ -134,43 +140,54 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
         ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
         ServerEntry("python-asyncio", label="python"),
     ]
-    # Two levels at least: memory per extra connection is what S1's 100,000 connections measure.
-    levels = _by_profile(profile_name, [10, 100], [10, 1000], [10, 100, 1000, 5000, 10000])
+    servers = [dataclasses.replace(entry, cpu_quota=SERVER_CPU_QUOTA)
+               if entry.display_label() in S1_HALF_CORE_SERVERS and entry.cpu_quota is None else entry
+               for entry in servers]
+    # Two levels at least: memory per extra connection is what S1's 100,000 connections measure. Three decades in
+    # quick, up to 10,000: half the open-file limit the engine gives a container here (20,000).
+    levels = _by_profile(profile_name, [10, 100], [10, 1000, 10000], [10, 100, 1000, 5000, 10000])
     return _experiment("01-runtime-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), True, 3,
-                       placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
+                       placement=Placement(memory_limit_mib=4096))
 
 
-# S1's latency claim is judged open loop, below saturation, where a latency measures the server, not a queue in
-# front of it: every server is offered the same rate, these fractions of the slowest one's capacity (its
-# closed-loop throughput in 01). S1 drove all three servers with one wrk command; and half of the fast
-# servers' own capacities (8k-18k req/s) was more than vegeta can send from one core here: in the run that
-# tried it (01-open-loop-latency-quick-20261125T074033Z), vegeta sent go and rust 0.7-33% of the rate asked,
-# with the loadgen saturated in all 11 of their trials that finished (a 12th timed out).
-LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5], "quick": [0.5], "full": [0.25, 0.5, 0.8]}
+# S1-p99 is judged open loop, where a latency measures the server and not a queue in front of it. vegeta offers Go,
+# Java (platform threads) and Rust one and the same rate, as S1's one wrk command did, at fractions of the slowest
+# one's capacity (Java's), below and past its knee, each server on a whole core as S1 pinned them. One vegeta core
+# sends about 8,000 req/s of /json here with headroom (measured 2026-11-26: 8,000 offered in full at 36% busy),
+# enough to pass Java's knee (5,000-6,000 req/s on a core) but a tenth of what Go and Rust serve on a core
+# (90k-190k), so their own knees lie beyond one loadgen core's reach. A CPU quota small enough to bring them
+# within it was tried and measured, and fails: at 0.05 core in 20 ms CFS periods Go served 1,000-1,700 of the
+# 1,855 req/s asked (half its closed-loop capacity at that quota), its quota spent in every period, and vegeta,
+# opening workers without bound behind it, saturated its core (run of 2026-11-26, not kept).
+LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5, 1.2], "quick": [0.5, 0.8, 1.2], "full": [0.25, 0.5, 0.8, 0.9, 1.0, 1.2]}
+LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
+# Enough for the rates offered below the knee (thousands a second at ~1 ms each need a few in flight); past it,
+# vegeta falls behind its schedule instead of opening workers and connections until its own core saturates.
+LATENCY_MAX_IN_FLIGHT = 512
 
 
 def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
     """01 (S1-p99): go, java-platform and rust on /json, open loop, all at one rate: fractions of the slowest one's
-    capacity (req/s, from `capacities_rps`).
+    capacity (req/s, from `capacities_rps`: the closed loop's throughput at its lowest connection level, few
+    connections as in an open loop).
 
     A server without a measured capacity (no evidence trial in the closed
     loop: it stalled, say) is left out; the notebook names it.
     """
     p = profile(profile_name)
-    entries = [ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust")]
     servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
-               for entry in entries if capacities_rps.get(entry.label)]
+               for entry in LATENCY_SERVERS if capacities_rps.get(entry.label)]
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
-                             ", ".join(entry.label for entry in entries))
+                             ", ".join(entry.label for entry in LATENCY_SERVERS))
     load = Load(mode="open", route="/json", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
-                capacity_basis="slowest", request_timeout_s=10)
+                capacity_basis="slowest", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT)
     # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
     # seconds run at ~70% of its steady throughput here).
     warmup_s = p.jit_warmup_max_s
     return _experiment("01-open-loop-latency", p, servers, load, True, 10,
                        durations=Durations(warmup_s=warmup_s, warmup_max_s=warmup_s, duration_s=p.duration_s),
-                       placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
+                       placement=Placement(memory_limit_mib=4096))
 
 
 # 02: offered load as multiples of one core's capacity (1 / 10 ms of CPU = 100 req/s). S2 offered 2,000 req/s

@@ -157,9 +157,8 @@ def _throughput_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
             frames.append(warmup.assign(trial=row.trial, condition=row.condition, phase="warmup")[
                 ["trial", "condition", "phase", "second", "throughput_rps"]])
         for phase, directory in (("warmup", trial_dir / "warmup"), ("measure", trial_dir)):
-            results_path = directory / vegeta.RESULTS_CSV_GZ
-            if results_path.exists():
-                timeline = vegeta.throughput_timeline(vegeta.read_results_csv(results_path))
+            if vegeta.has_results(directory):
+                timeline = vegeta.throughput_timeline(vegeta.read_results(directory))
                 frames.append(timeline.assign(trial=row.trial, condition=row.condition, phase=phase)[
                     ["trial", "condition", "phase", "second", "throughput_rps"]])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(

@@ -39,6 +39,7 @@ class ServerPlacement:
     cpuset: str = "1"
     memory_limit_bytes: int = 2 * 1024**3
     cpu_quota: float | None = None  # CPUs' worth of time (e.g. 0.5), None for the whole cpuset
+    cpu_period_ms: float | None = None  # the CFS period the quota is granted in; None: the kernel's 100 ms
     host: str = "127.0.0.1"
     extra_env: dict[str, str] = field(default_factory=dict)
 
@@ -103,7 +104,10 @@ def start_server(
         cpuset_cpus=placement.cpuset,
         **hardened_options(placement.memory_limit_bytes),
     )
-    if placement.cpu_quota is not None:
+    if placement.cpu_quota is not None and placement.cpu_period_ms is not None:
+        period_us = round(placement.cpu_period_ms * 1000)
+        options.update(cpu_period=period_us, cpu_quota=round(placement.cpu_quota * period_us))
+    elif placement.cpu_quota is not None:
         options["nano_cpus"] = int(placement.cpu_quota * 1e9)
     return run_container(client, options, "server-start-failed")
 

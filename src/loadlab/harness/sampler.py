@@ -161,9 +161,51 @@ class CgroupSource:
     def tasks(self) -> int | None:
         return self._read_int(self.pids_dir / "pids.current")
 
+    def cpu_throttling(self) -> CpuThrottling | None:
+        """The CFS quota's counters so far: periods elapsed, periods throttled, seconds throttled."""
+        directory = self.root / "cpu" / self.paths.get("cpu", "").lstrip("/") if self.version == 1 else self.cpu_dir
+        try:
+            return cpu_throttling_from_stat((directory / "cpu.stat").read_text())
+        except OSError:
+            return None
+
     def read(self, t_s: float) -> ResourceSample:
         user, system = self.cpu_mode_seconds()
         return ResourceSample(t_s, self.memory_in_use_bytes(), self.cpu_seconds(), self.tasks(), user, system)
+
+
+@dataclass(frozen=True)
+class CpuThrottling:
+    """A cgroup's CFS quota counters (cumulative): periods, periods in which the quota ran out, seconds throttled."""
+
+    periods: int
+    throttled_periods: int
+    throttled_s: float
+
+
+def cpu_throttling_from_stat(text: str) -> CpuThrottling | None:
+    """A cgroup's `cpu.stat`: v1 counts throttled time in ns (`throttled_time`), v2 in µs (`throttled_usec`)."""
+    stat = parse_flat_keyed(text)
+    throttled_s = (stat["throttled_time"] / 1e9 if "throttled_time" in stat
+                   else stat["throttled_usec"] / 1e6 if "throttled_usec" in stat else None)
+    if "nr_periods" not in stat or throttled_s is None:
+        return None
+    return CpuThrottling(int(stat["nr_periods"]), int(stat.get("nr_throttled", 0)), float(throttled_s))
+
+
+def throttling_columns(before: CpuThrottling | None, after: CpuThrottling | None) -> dict:
+    """How much the server's CPU quota held it back during the window; None where no quota counters were read.
+
+    `server_cpu_throttled_period_share`: of the CFS periods in the window,
+    the share in which the server used up its quota and waited for the next.
+    """
+    if before is None or after is None or after.periods < before.periods:
+        return {"server_cpu_periods": None, "server_cpu_throttled_period_share": None, "server_cpu_throttled_s": None}
+    periods = after.periods - before.periods
+    throttled = after.throttled_periods - before.throttled_periods
+    return {"server_cpu_periods": periods,
+            "server_cpu_throttled_period_share": throttled / periods if periods else None,
+            "server_cpu_throttled_s": after.throttled_s - before.throttled_s}
 
 
 class DockerStatsSource:
@@ -181,6 +223,16 @@ class DockerStatsSource:
             t_s, memory_in_use_from_docker_stats(stats), cpu_seconds_from_docker_stats(stats), tasks_from_docker_stats(stats),
             *cpu_modes_from_docker_stats(stats),
         )
+
+    def cpu_throttling(self) -> CpuThrottling | None:
+        try:
+            data = (self.container.stats(stream=False, one_shot=True).get("cpu_stats") or {}).get("throttling_data") or {}
+        except Exception:
+            return None
+        if "periods" not in data:
+            return None
+        return CpuThrottling(int(data["periods"]), int(data.get("throttled_periods", 0)),
+                             float(data.get("throttled_time", 0)) / 1e9)
 
 
 def source_for(container) -> CgroupSource | DockerStatsSource:

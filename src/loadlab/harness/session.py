@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loadlab.config import check_cpusets, new_run_id, parse_cpuset
+from loadlab.config import check_cpu_period, check_cpusets, new_run_id, parse_cpuset
 from loadlab.errors import ParameterError
 from loadlab.harness import container, engine, images
 from loadlab.servers import ServerSpec, get_server
@@ -50,6 +50,7 @@ class ServerSession:
         cpuset: str = "1",
         memory_limit_bytes: int = 2 * 1024**3,
         cpu_quota: float | None = None,
+        cpu_period_ms: float | None = None,
         run_id: str | None = None,
         name: str | None = None,
         build: bool = True,
@@ -67,6 +68,7 @@ class ServerSession:
             raise ParameterError("memory_limit_bytes", memory_limit_bytes, "at least 16 MiB")
         if cpu_quota is not None and not 0.01 <= cpu_quota <= len(parse_cpuset(cpuset, "server_cpus")):
             raise ParameterError("cpu_quota", cpu_quota, "between 0.01 and the number of CPUs in server_cpus")
+        check_cpu_period(cpu_quota, cpu_period_ms)
         client = client or engine.ensure_engine()
         if build:
             image = images.ensure_image(client, spec, variant)
@@ -76,7 +78,8 @@ class ServerSession:
                 raise ParameterError("server", server, f"a built image ({image} is missing: run `loadlab build --server {server}`)")
         run_id = run_id or new_run_id("adhoc")
         placement = container.ServerPlacement(
-            cpuset=cpuset, memory_limit_bytes=memory_limit_bytes, cpu_quota=cpu_quota, host=host
+            cpuset=cpuset, memory_limit_bytes=memory_limit_bytes, cpu_quota=cpu_quota, cpu_period_ms=cpu_period_ms,
+            host=host
         )
         session = cls(spec, variant, image, checked, placement, run_id, name or f"loadlab-{run_id}-{spec.name}", client)
         session.health_timeout_s = health_timeout_s

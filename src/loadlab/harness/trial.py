@@ -85,7 +85,7 @@ def _closed_loop_row(report: wrk.WrkReport) -> dict:
 
 
 def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
-    results = vegeta.read_results_csv(output_dir / vegeta.RESULTS_CSV_GZ)
+    results = vegeta.read_results(output_dir)
     histogram = vegeta.latency_histogram(results["latency_s"].to_numpy())
     counts = vegeta.summarize_results(results)
     row = {
@@ -133,8 +133,8 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
             int(config.warmup_s), int(config.warmup_max_s or config.warmup_s),
             connection_per_request=config.connection_per_request,
         )
-    loadgen_run.run_vegeta(loadgen, "warmup", url, config.rate_rps, config.warmup_s, config.request_timeout_s,
-                           connection_per_request=config.connection_per_request)
+    loadgen_run.open_loop_warm_up(loadgen, url, config.rate_rps, config.warmup_s, config.request_timeout_s,
+                                  config.max_in_flight, connection_per_request=config.connection_per_request)
     return []
 
 
@@ -144,8 +144,9 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
 
     Returns (loadgen result, samples, facts of the window): the TCP
     connections accepted in it (None where the kernel's count cannot be read)
-    and the share of the server's and loadgen's CPU time stolen by the
-    hypervisor (None off this host).
+    the share of the server's and loadgen's CPU time stolen by the
+    hypervisor (None off this host), and how often the server's CPU quota
+    ran out (`sampler.throttling_columns`).
     """
     sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
     pid = session.container.attrs.get("State", {}).get("Pid") or 0
@@ -154,6 +155,7 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     accepted_before = capture.tcp_passive_opens(pid)
     # CPU steal (a neighbour on the hypervisor taking our vCPUs) is read on this host only.
     cpu_times_before = hostfacts.cpu_times() if config.check_host_cpus else {}
+    throttling_before = sources["server"].cpu_throttling()
     with sampler.Sampler(sources) as running:
         if config.load_mode == "closed":
             result = loadgen_run.run_wrk(
@@ -162,11 +164,13 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
             )
         else:
             result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s,
+                                            max_workers=config.max_in_flight,
                                             connection_per_request=config.connection_per_request)
     accepted_after = capture.tcp_passive_opens(pid)
     cpu_times_after = hostfacts.cpu_times() if config.check_host_cpus else {}
+    throttling = sampler.throttling_columns(throttling_before, sources["server"].cpu_throttling())
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
-    window = {"connections_accepted": accepted, **_steal_columns(config, cpu_times_before, cpu_times_after)}
+    window = {"connections_accepted": accepted, **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
     return result, running.samples, window
 
 
@@ -245,7 +249,8 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         images.ensure_image(loadgen_client, None, log=log)
         session = ServerSession.start(
             server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
-            memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, run_id=run_id,
+            memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, cpu_period_ms=config.cpu_period_ms,
+            run_id=run_id,
             name=f"loadlab-{run_id}-t{trial_number}-server", client=client, host=config.target_host,
             check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
         )
@@ -290,7 +295,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
             write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
         row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
         row.update(_connection_columns(config, window["connections_accepted"], row.get("requests")))
-        row.update({key: value for key, value in window.items() if key.endswith("_steal_share")})
+        row.update({key: value for key, value in window.items() if key != "connections_accepted"})
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,

@@ -59,10 +59,12 @@ def quota_text(manifest: dict) -> str:
     parameters = manifest.get("parameters") or {}
     capped = [(entry.get("label") or entry.get("server"), entry["cpu_quota"])
               for entry in parameters.get("servers") or [] if entry.get("cpu_quota")]
+    period = (parameters.get("placement") or {}).get("cpu_period_ms")
+    granted = f" granted in {period:g} ms CFS periods" if period else ""
     if capped:
-        return ", " + ", ".join(f"{label} capped at {quota:g} core" for label, quota in capped) + " by a quota"
+        return ", " + ", ".join(f"{label} capped at {quota:g} core" for label, quota in capped) + f" by a quota{granted}"
     quota = (parameters.get("placement") or {}).get("cpu_quota")
-    return f", a CPU quota of {quota:g} core" if quota else ""
+    return f", a CPU quota of {quota:g} core{granted}" if quota else ""
 
 
 def basis_text(load: dict) -> str:

@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from loadlab import profiles, stats
+from loadlab import latency_curve, profiles, stats
 from loadlab.claims import Claim, Verdict
 from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio, setup_text
+from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
+from loadlab.judgements._common import quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Family
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
@@ -40,13 +41,29 @@ def per_connection(trials: pd.DataFrame, metric: str, low_level, high_level) -> 
     return per.where(trials["level"] == high_level)
 
 
-def capacities_rps(trials: pd.DataFrame) -> dict[str, float]:
-    """Each server's capacity (req/s): its median closed-loop throughput at the top level, evidence trials only.
+def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_level) -> str:
+    """"OS threads per extra connection from 10 to 10,000: go 0, java-platform 0.07": S1's 100,017 threads at
+    100,000 connections is one a connection, a slope one level alone cannot show (medians of evidence trials)."""
+    if low_level >= high_level:
+        return ""
+    per = per_connection(trials, "tasks_peak", low_level, high_level)
+    evidence = evidence_policy.evidence_rows(trials.assign(threads_per_connection=per))
+    slopes = evidence[evidence["level"] == high_level].groupby("label")["threads_per_connection"].median()
+    parts = [f"{label} {slopes[label]:.2g}" for label in labels if label in slopes and np.isfinite(slopes[label])]
+    if not parts:
+        return ""
+    return (f"OS threads per extra connection from {low_level:,} to {high_level:,} connections (median): "
+            + ", ".join(parts) + "; the claim's 100,017 threads at 100,000 connections is one a connection")
+
+
+def capacities_rps(trials: pd.DataFrame, level=None) -> dict[str, float]:
+    """Each server's capacity (req/s): its median closed-loop throughput at `level` (default: the top level),
+    evidence trials only.
 
     A server with no evidence trial there (every loadgen saturated) gets the
     median of its ok trials: a lower bound, since the loadgen held it back.
     """
-    top = trials[trials["level"] == trials["level"].max()]
+    top = trials[trials["level"] == (trials["level"].max() if level is None else level)]
     evidence = evidence_policy.evidence_rows(top)
     ok = top[top["status"] == "ok"]
     capacities = {}
@@ -66,18 +83,55 @@ def offered_rates_rps(manifest: dict, fraction: float) -> dict[str, float]:
             for entry in experiment.servers if entry.capacity_rps is not None}
 
 
+def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> float:
+    """The fraction of capacity S1-p99 is judged at: the highest level at which both servers kept up (below
+    both knees, `loadlab.latency_curve`), so that the latency is the servers' under load and not a queue that
+    grows with the window. Where a server was past its knee at every level, the lowest level (and the page's
+    knee list says so)."""
+    below = _levels_below_knees(open_loop, labels, manifest)
+    if all(level is not None for level in below):
+        return float(min(below))
+    return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
+
+
+def _levels_below_knees(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> list[float | None]:
+    curve = latency_curve.latency_curve(open_loop[open_loop["label"].isin(labels)], offered_rates_by_condition(manifest))
+    return [latency_curve.highest_level_below_knee(curve, label) for label in labels]
+
+
+def offered_rates_by_condition(manifest: dict) -> dict[tuple[str, float], float]:
+    """{(label, level): the rate (req/s) asked of vegeta} for every condition of an open-loop run."""
+    experiment = Experiment.from_record(manifest.get("parameters") or {})
+    return {(entry.display_label(), float(level)): experiment.offered_rate_rps(entry, level)
+            for entry in experiment.servers if entry.capacity_rps is not None for level in experiment.levels()}
+
+
 def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
                 notebook: str, run_id: str, manifest: dict) -> Verdict:
-    """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at LATENCY_FRACTION."""
-    fractions = sorted(set(open_loop["level"]))
-    fraction = LATENCY_FRACTION if LATENCY_FRACTION in fractions else max([f for f in fractions if f < 1] or fractions)
+    """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
+    below both servers' knees (`latency_fraction`)."""
+    fraction = latency_fraction(open_loop, labels, manifest)
     load = (manifest.get("parameters") or {}).get("load") or {}
-    rates = set(offered_rates_rps(manifest, fraction).values())
-    rate_text = f" ({next(iter(rates)):,.0f} req/s)" if len(rates) == 1 else ""
-    context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, on /json, "
-               f"{(manifest.get('parameters') or {}).get('durations', {}).get('duration_s', '?')} s windows, half a core "
-               "each; each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop "
-               "wrk at 100,000 connections")
+    rates = offered_rates_rps(manifest, fraction)
+    if load.get("capacity_basis") == "slowest":
+        rate_text = f" ({next(iter(set(rates.values()))):,.0f} req/s)" if len(set(rates.values())) == 1 else ""
+    else:
+        rate_text = " (" + ", ".join(f"{label} {rates[label]:,.0f} req/s" for label in labels if label in rates) + ")"
+    at = open_loop[(open_loop["level"] == fraction) & open_loop["label"].isin(labels) & (open_loop["status"] == "ok")]
+    throttled = ""
+    if "server_cpu_throttled_period_share" in at and at["server_cpu_throttled_period_share"].notna().any():
+        shares = at.groupby("label")["server_cpu_throttled_period_share"].median()
+        throttled = ("; quota spent before the period's end in a median " +
+                     ", ".join(f"{shares[label]:.0%} of {label}'s periods" for label in labels if label in shares))
+    duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
+    below = _levels_below_knees(open_loop, labels, manifest)
+    where = ("the highest level below both servers' knees" if all(level is not None for level in below)
+             else "the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
+             + " was past its knee there")
+    context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, {where}, "
+               f"on /json, {duration} s windows{quota_text(manifest)}{throttled}; "
+               "each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop wrk "
+               "at 100,000 connections")
     return judge_claimed_ratio(claim, open_loop, "latency_p99_s", labels, labels, FAMILY, margins, notebook, run_id,
                                fraction, context)
 
@@ -137,7 +191,8 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
                 "capacity", notebook, run_id, baseline=baseline, candidate=candidate,
                 family=FAMILY.name, family_size=FAMILY.size, context=context))
         verdicts.append(judge_claimed_ratio(claims["S1-threads"], data, "tasks_peak", labels, keys, FAMILY, margins,
-                                            notebook, run_id, level, context))
+                                            notebook, run_id, level, context,
+                                            extra=threads_per_connection_text(data, labels, low_level, level)))
     return verdicts
 
 
@@ -149,8 +204,6 @@ def context_switches(switches: pd.DataFrame, claim: Claim, notebook: str, run_id
         label_column="condition")
 
 
-# S1-p99 is judged at this fraction of a closed-loop capacity (open loop; whose: the run's load.capacity_basis).
-LATENCY_FRACTION = 0.5
 # The claim's figures are per b.N iteration of 100,000 goroutines.
 SPAWN_TASKS = 100_000
 # Allocation per iteration depends on the Go version and the program, not on the CPU: a measured figure

@@ -83,8 +83,11 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
     peaks = goroutine_rows.groupby("trial")["count"].max() if not goroutine_rows.empty else pd.Series(dtype=float)
     samples = goroutine_rows.groupby("trial")["count"].size() if not goroutine_rows.empty else pd.Series(dtype=float)
     samples_per_trial = trials["trial"].map(samples).fillna(0).astype(int)
-    # A series that answered in fewer than half the window's seconds has no peak worth the name.
-    covered = samples_per_trial >= SERIES_MIN_SHARE * trials["duration_s"].astype(float)
+    # A series that answered in fewer than half the window's seconds has no peak worth the name. The window is the
+    # one the run asked for: an open loop's duration_s also counts vegeta's wait for answers still in flight.
+    window_s = ((tables.get("manifest") or {}).get("parameters") or {}).get("durations", {}).get("duration_s")
+    window = pd.Series(float(window_s), index=trials.index) if window_s else trials["duration_s"].astype(float)
+    covered = samples_per_trial >= SERIES_MIN_SHARE * window
     connection_rows = threads[threads["metric"] == "connections"] if not threads.empty else threads
     connections = connection_rows.groupby("trial")["count"].max() if not connection_rows.empty else pd.Series(dtype=float)
     trials = with_gc_mark(trials, tables.get("gc_cycles"))

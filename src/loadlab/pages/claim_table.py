@@ -25,9 +25,11 @@ from loadlab.plans import PROFILE_NAMES
 from .numbers import format_mapping, format_quantity, strip_unit, unit_of
 
 CLAIM_TABLE_STYLE = (
-    "<style>table.loadlab-claims{border-collapse:collapse;font-size:90%}"
+    # A page is read in a window, not scrolled sideways: long commands and run ids wrap inside their cells.
+    "<style>table.loadlab-claims{border-collapse:collapse;font-size:90%;max-width:100%}"
     "table.loadlab-claims td,table.loadlab-claims th{border:1px solid #ccc;padding:.2em .4em;"
-    "text-align:left !important;vertical-align:top}table.loadlab-claims code{white-space:nowrap}</style>"
+    "text-align:left !important;vertical-align:top;overflow-wrap:anywhere}"
+    "table.loadlab-claims code{white-space:normal;overflow-wrap:anywhere}</style>"
 )
 CLAIM_COLUMNS = ("claim", "comparison", "verdict", "claimed", "measured", "ratio", "why", "reproduce", "data")
 

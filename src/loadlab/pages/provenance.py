@@ -162,7 +162,8 @@ def _load_text(parameters: Mapping) -> str:
     unit = "connections" if closed else (f"of {basis}" if fractions else "req/s offered")
     tool = "closed loop (wrk)" if closed else "open loop (vegeta)"
     pipeline = f", pipelined {load['pipeline_depth']} deep" if load.get("pipeline_depth", 1) > 1 else ""
-    level_text = " and ".join(format_number(level) for level in levels or [])
+    texts = [format_number(level) for level in levels or []]
+    level_text = ", ".join(texts[:-1]) + " and " + texts[-1] if len(texts) > 2 else " and ".join(texts)
     return f"{tool}, GET {load.get('route', '?')}, {level_text} {unit}{pipeline}"
 
 
@@ -174,6 +175,8 @@ def _placement_text(parameters: Mapping) -> str:
     return (f"server on CPU {placement.get('server_cpus', '?')}"
             + (f" with a quota of {format_number(quota)} CPU" if quota else "")
             + (f" (quotas: {', '.join(own)})" if own else "")
+            + (f", granted in {format_number(placement['cpu_period_ms'])} ms CFS periods"
+               if placement.get("cpu_period_ms") else "")
             + f", loadgen on CPU {placement.get('loadgen_cpus', '?')}, "
             f"memory limit {format_number(placement.get('memory_limit_mib', float('nan')))} MiB")  # fmt: skip
 

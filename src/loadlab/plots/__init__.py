@@ -10,6 +10,7 @@ come from `palette`; trials that are not evidence are drawn hollow.
 from .ceiling import loadgen_ceiling_figure
 from .forest import forest_figure, format_ratio
 from .gc import gc_pause_figure
+from .knee import latency_knee_figure
 from .latency import latency_spectrum_figure, percentile_label, percentile_to_nines
 from .lint import LintReport, lint_figure
 from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order
@@ -31,6 +32,7 @@ __all__ = [
     "forest_figure",
     "format_ratio",
     "gc_pause_figure",
+    "latency_knee_figure",
     "latency_spectrum_figure",
     "loadgen_ceiling_figure",
     "lint_figure",
