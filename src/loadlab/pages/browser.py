@@ -99,12 +99,16 @@ class PageCheck:
     flame_graphs: int = 0
     flame_zoom_failures: list[str] = field(default_factory=list)
     screenshot: Path | None = None
+    # Claim tables that run past the window's right edge: a reader would have to scroll sideways to their
+    # "reproduce" and "data" columns.
+    tables_wider_than_window: list[str] = field(default_factory=list)
 
     @property
     def problems(self) -> list[str]:
         return ([f"console: {e}" for e in self.console_errors] + [f"image not loaded: {i}" for i in self.broken_images]
                 + [f"svg with no size: {s}" for s in self.empty_svgs]
-                + [f"flame graph did not zoom: {f}" for f in self.flame_zoom_failures])  # fmt: skip
+                + [f"flame graph did not zoom: {f}" for f in self.flame_zoom_failures]
+                + [f"claim table wider than the window: {t}" for t in self.tables_wider_than_window])  # fmt: skip
 
 
 class DevToolsError(RuntimeError):
@@ -228,6 +232,14 @@ class Chromium:
         return path
 
 
+_WIDE_TABLES_SCRIPT = """JSON.stringify(
+Array.from(document.querySelectorAll('table.loadlab-claims'))
+  .map((table, index) => ({index: index, right: table.getBoundingClientRect().right}))
+  .filter(t => t.right > document.documentElement.clientWidth + 1)
+  .map(t => `table ${t.index + 1} ends at ${Math.round(t.right)} px of ${document.documentElement.clientWidth}`))
+"""
+
+
 def check_page(browser: Chromium, page: Path, screenshot_dir: Path | None = None) -> PageCheck:
     """Load `page` and check it (see the module docstring); screenshot it into `screenshot_dir`."""
     page = Path(page).resolve()
@@ -252,6 +264,7 @@ def check_page(browser: Chromium, page: Path, screenshot_dir: Path | None = None
         if not (zoomed["width"] >= zoomed["graph"] - 21 and zoomed["reset_shown"]):
             check.flame_zoom_failures.append(f"graph {index + 1}: clicked {target['name']!r}, still {zoomed['width']:.0f} "
                                              f"of {zoomed['graph']:.0f} px wide, reset shown: {zoomed['reset_shown']}")  # fmt: skip
+    check.tables_wider_than_window = browser.evaluate(_WIDE_TABLES_SCRIPT)
     check.console_errors = browser.console_errors()
     if screenshot_dir is not None:
         check.screenshot = browser.screenshot(Path(screenshot_dir) / f"{page.stem}.png")

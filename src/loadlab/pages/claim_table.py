@@ -28,8 +28,10 @@ CLAIM_TABLE_STYLE = (
     # A page is read in a window, not scrolled sideways: long commands and run ids wrap inside their cells.
     "<style>table.loadlab-claims{border-collapse:collapse;font-size:90%;max-width:100%}"
     "table.loadlab-claims td,table.loadlab-claims th{border:1px solid #ccc;padding:.2em .4em;"
-    "text-align:left !important;vertical-align:top;overflow-wrap:anywhere}"
-    "table.loadlab-claims code{white-space:normal;overflow-wrap:anywhere}</style>"
+    "text-align:left !important;vertical-align:top;overflow-wrap:break-word}"
+    "table.loadlab-claims code{white-space:normal}"
+    # Wide enough for "loadlab notebooks --profile quick" on one line, so commands wrap between words only.
+    "table.loadlab-claims td:nth-child(6){min-width:19em}</style>"
 )
 CLAIM_COLUMNS = ("claim", "comparison", "verdict", "claimed", "measured", "ratio", "why", "reproduce", "data")
 
