@@ -88,7 +88,10 @@ def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest:
     both knees, `loadlab.latency_curve`), so that the latency is the servers' under load and not a queue that
     grows with the window. Where a server was past its knee at every level, the lowest level (and the page's
     knee list says so)."""
-    below = _levels_below_knees(open_loop, labels, manifest)
+    return _judged_level(open_loop, labels, _levels_below_knees(open_loop, labels, manifest))
+
+
+def _judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[float | None]) -> float:
     if all(level is not None for level in below):
         return float(min(below))
     return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
@@ -110,7 +113,8 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
                 notebook: str, run_id: str, manifest: dict) -> Verdict:
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
     below both servers' knees (`latency_fraction`)."""
-    fraction = latency_fraction(open_loop, labels, manifest)
+    below = _levels_below_knees(open_loop, labels, manifest)
+    fraction = _judged_level(open_loop, labels, below)
     load = (manifest.get("parameters") or {}).get("load") or {}
     rates = offered_rates_rps(manifest, fraction)
     if load.get("capacity_basis") == "slowest":
@@ -124,7 +128,6 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
         throttled = ("; quota spent before the period's end in a median " +
                      ", ".join(f"{shares[label]:.0%} of {label}'s periods" for label in labels if label in shares))
     duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
-    below = _levels_below_knees(open_loop, labels, manifest)
     where = ("the highest level below both servers' knees" if all(level is not None for level in below)
              else "the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
              + " was past its knee there")
