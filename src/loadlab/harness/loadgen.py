@@ -86,10 +86,6 @@ def run_vegeta(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float
     report = loadgen.output_dir / subdir / vegeta.REPORT_JSON
     if not report.exists():
         raise TrialFailure("loadgen-error", "vegeta wrote no report", log_path.read_text(errors="replace")[-4000:])
-    results_csv = loadgen.output_dir / subdir / vegeta.RESULTS_CSV_GZ
-    if results_csv.exists():
-        vegeta.csv_to_parquet(results_csv, loadgen.output_dir / subdir / vegeta.RESULTS_PARQUET)
-        results_csv.unlink()
     return vegeta.parse_report(report.read_text())
 
 
@@ -138,7 +134,7 @@ def open_loop_warm_up(loadgen: LoadgenContainer, url: str, rate_rps: float, dura
     directory = loadgen.output_dir / "warmup"
     timeline = warm_up_timeline(directory)
     write_text_atomic(directory / "timeline.json", json.dumps(timeline, indent=1))
-    (directory / vegeta.RESULTS_PARQUET).unlink(missing_ok=True)
+    (directory / vegeta.RESULTS_CSV_GZ).unlink(missing_ok=True)
     return timeline
 
 

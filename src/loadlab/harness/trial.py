@@ -85,6 +85,9 @@ def _closed_loop_row(report: wrk.WrkReport) -> dict:
 
 
 def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
+    # Re-encoded here, after the sampled window: zstd at its highest level is seconds of CPU at thousands of
+    # requests a second, and the window's samples must not see it.
+    vegeta.keep_as_parquet(output_dir)
     results = vegeta.read_results(output_dir)
     histogram = vegeta.latency_histogram(results["latency_s"].to_numpy())
     counts = vegeta.summarize_results(results)

@@ -99,6 +99,14 @@ def csv_to_parquet(csv_path: Path, parquet_path: Path) -> None:
     temporary.replace(parquet_path)
 
 
+def keep_as_parquet(directory: Path | str) -> None:
+    """Replace the attack's per-request CSV in `directory` by its parquet copy (`csv_to_parquet`), if not done yet."""
+    csv_path = Path(directory) / RESULTS_CSV_GZ
+    if csv_path.exists():
+        csv_to_parquet(csv_path, Path(directory) / RESULTS_PARQUET)
+        csv_path.unlink()
+
+
 def read_results(directory: Path | str) -> pd.DataFrame:
     """Per-request results of the attack whose files are in `directory` (parquet, or the CSV of older runs)."""
     directory = Path(directory)
