@@ -84,15 +84,16 @@ def test_an_open_loop_trial_sends_the_rate_asked_and_past_the_knee_keeps_its_bou
     assert row["status"] == "ok", row
     assert row["rate_offered_rps"] == pytest.approx(2000, rel=0.01)
     assert row["throughput_rps"] == pytest.approx(2000, rel=0.01) and row["errors_total"] == 0
-    # A twentieth of a core cannot serve 3,000 req/s: vegeta falls behind instead of opening a connection for each
-    # late request, so the host accepts about as many connections as requests may be in flight.
-    past = TrialConfig(server="go-nethttp", route="/json", load_mode="open", rate_rps=3000, duration_s="3s",
+    # A twentieth of a core cannot serve 20,000 req/s (about 3,700 in a closed loop here; 3,000 asked was sometimes
+    # served in full): vegeta falls behind instead of opening a connection for each late request, so the host
+    # accepts about as many connections as requests may be in flight.
+    past = TrialConfig(server="go-nethttp", route="/json", load_mode="open", rate_rps=20_000, duration_s="3s",
                        warmup_s="1s", request_timeout_s=5, max_in_flight=16, cpu_quota=0.05, cpu_period_ms=20).validate()
     partial = run.begin_trial(2)
     row = run_trial(past, partial, run_id, docker_client, 2, log=lambda m: None)
     run.finish_trial(2, partial)
     assert row["status"] == "ok", row
-    assert row["rate_offered_rps"] < 0.9 * 3000
+    assert row["rate_offered_rps"] < 0.9 * 20_000
     assert row["connections_accepted"] <= 16 + 8
 
 
