@@ -11,6 +11,7 @@ read_jfr_recording gives with what the JDK printed.
 from __future__ import annotations
 
 import gzip
+import lzma
 import math
 import re
 import shutil
@@ -166,6 +167,18 @@ def test_captured_events_come_from_the_recording_when_both_forms_are_there(tmp_p
     assert {event["type"] for event in runtime} <= set(jfr_captures.RUNTIME_EVENTS)
     with pytest.raises(ValueError, match="kind must be one of"):
         profiles.read_captured_jfr(tmp_path, "everything")
+
+
+def test_a_printed_capture_recompressed_with_xz_reads_as_its_gzip_original(tmp_path):
+    # The committed runs before 2026-11-25 keep their JSON prints as .json.xz (the data budget).
+    gzip_dir, xz_dir = tmp_path / "gzip", tmp_path / "xz"
+    gzip_dir.mkdir()
+    xz_dir.mkdir()
+    shutil.copy(PRINTED, gzip_dir / "jfr-samples.json.gz")
+    (xz_dir / "jfr-samples.json.xz").write_bytes(lzma.compress(gzip.decompress(PRINTED.read_bytes())))
+    assert profiles.captured_jfr_file(xz_dir, "samples").name == "jfr-samples.json.xz"
+    assert profiles.read_captured_jfr(xz_dir, "samples") == profiles.read_captured_jfr(gzip_dir, "samples")
+    pd.testing.assert_frame_equal(profiles.captured_jfr_stacks(xz_dir), profiles.captured_jfr_stacks(gzip_dir))
 
 
 def test_blocking_events_read_the_same_from_either_form(tmp_path):

@@ -5,7 +5,7 @@ run's other tables; notebooks read those, never the raw files.
 
 - cpu_stacks: one row per distinct stack per trial (trial, source, stack,
   samples). Sources: Go's CPU profile (pprof, cpu.pb.gz: its "samples"
-  count, 100 Hz), JFR's jdk.ExecutionSample events (jfr-events.jfr.gz, earlier jfr-samples.json.gz:
+  count, 100 Hz), JFR's jdk.ExecutionSample events (jfr-events.jfr.gz, earlier jfr-samples.json.xz:
   Java frames of threads running Java code, 20 ms period by default), `perf
   record` at 99 Hz (perf-script.txt.gz: every thread of the server's
   processes, native and kernel frames) and py-spy at 99 Hz (py-spy-raw.txt);
@@ -19,7 +19,7 @@ run's other tables; notebooks read those, never the raw files.
   detail columns: mark CPU by phase, marked live heap, ...).
 - probe_counts: calls of each uprobed function over the window
   (uprobe-counts.json: trial, function, calls, window_s, calls_per_s).
-- blocking_events: JFR's lock, park and sleep events (jfr-locks.jfr.gz or .json.gz:
+- blocking_events: JFR's lock, park and sleep events (jfr-locks.jfr.gz or .json.xz:
   jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep, recorded when 10 ms
   or longer): trial, type, start_unix_s, duration_s, stack (folded, root
   first); tables.py adds t_window_s and in_window.

@@ -10,7 +10,7 @@ privilege, the runtime lacks it). Nothing is skipped silently.
 | pprof      | Go      | CPU profile over the window; heap and goroutine profiles after |
 | go-metrics | Go      | /debug/vars (runtime/metrics GC histograms) before and after, once a second in between; the server's established connections once a second from the kernel's socket table |
 | gctrace    | Go      | the server log's `gc N @...` lines (always on in our images) |
-| jfr        | Java    | the continuous JFR recording dumped after the window, cut by `jfr scrub` to GC, heap, threads, pinning and execution samples: jfr-events.jfr.gz (before 2026-11-25: their `jfr print --json`, jfr.json.gz and jfr-samples.json.gz); `jfr summary` of the whole recording |
+| jfr        | Java    | the continuous JFR recording dumped after the window, cut by `jfr scrub` to GC, heap, threads, pinning and execution samples: jfr-events.jfr.gz (before 2026-11-25: their `jfr print --json`, jfr.json.gz and jfr-samples.json.gz, which the committed runs keep recompressed as .json.xz); `jfr summary` of the whole recording |
 | jfr-locks  | Java    | with jfr: the recording's blocking events (jdk.ThreadPark, jdk.JavaMonitorEnter, jdk.ThreadSleep; 10 ms and longer under settings=profile), cut by `jfr scrub`: jfr-locks.jfr.gz |
 | gclog      | Java    | the unified GC log (/tmp/gc.log in the container)           |
 | perf       | any     | `perf record -e cpu-clock --call-graph dwarf` on the server's processes, from the host |

@@ -79,7 +79,7 @@ def parse_jfr_json(data: bytes | str) -> list[dict]:
 
 
 def read_jfr_json(path: PathLike) -> list[dict]:
-    """parse_jfr_json on a file (plain or gzip)."""
+    """parse_jfr_json on a file (plain, gzip or xz)."""
     return parse_jfr_json(read_bytes(path))
 
 

@@ -6,7 +6,8 @@ jfr-events.jfr.gz (GC, heap, threads, pinning and execution samples) and,
 with the jfr-locks profiler, jfr-locks.jfr.gz (lock, park and sleep
 events). Before that it kept `jfr print --json` of the same events
 (jfr.json.gz, jfr-samples.json.gz, jfr-locks.json.gz); the committed runs
-of that time still hold those, and both forms give the same events.
+of that time still hold those, recompressed with xz (jfr.json.xz, ...: the
+same bytes inside, a tenth of the size), and both forms give the same events.
 """
 
 from __future__ import annotations
@@ -29,18 +30,20 @@ LOCK_EVENTS = ("jdk.ThreadPark", "jdk.JavaMonitorEnter", "jdk.ThreadSleep")
 RECORDING_FILE = "jfr-events.jfr.gz"
 LOCK_RECORDING_FILE = "jfr-locks.jfr.gz"
 
-# kind -> (recording file, its event types to keep, the JSON print of earlier captures)
+# kind -> (recording file, its event types to keep, the JSON print of earlier captures, without its suffix)
 _KINDS = {
-    "runtime": (RECORDING_FILE, RUNTIME_EVENTS, "jfr.json.gz"),
-    "samples": (RECORDING_FILE, SAMPLE_EVENTS, "jfr-samples.json.gz"),
-    "locks": (LOCK_RECORDING_FILE, LOCK_EVENTS, "jfr-locks.json.gz"),
+    "runtime": (RECORDING_FILE, RUNTIME_EVENTS, "jfr.json"),
+    "samples": (RECORDING_FILE, SAMPLE_EVENTS, "jfr-samples.json"),
+    "locks": (LOCK_RECORDING_FILE, LOCK_EVENTS, "jfr-locks.json"),
 }
+# As the harness wrote them, then as the committed runs keep them.
+PRINTED_SUFFIXES = (".gz", ".xz")
 
 
 def captured_jfr_file(directory: Path, kind: str) -> Path | None:
     """The file that holds a trial's JFR events of one kind ("runtime", "samples", "locks"), or None."""
     recording, _types, printed = _kind(kind)
-    for name in (recording, printed):
+    for name in (recording, *(printed + suffix for suffix in PRINTED_SUFFIXES)):
         if (Path(directory) / name).exists():
             return Path(directory) / name
     return None
