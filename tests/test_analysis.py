@@ -130,6 +130,15 @@ def test_the_minimum_detectable_ratio_grows_with_the_spread_and_shrinks_with_tri
     assert math.isnan(analysis.minimum_detectable_ratio(0.04, 1))
 
 
+
+@pytest.mark.parametrize("cv, ratio", [(0.035, 1.03), (0.019, 1.03), (0.06, 1.05), (0.01, 1.10)])
+def test_trials_for_a_detectable_ratio_invert_the_minimum_detectable_ratio(cv, ratio):
+    n = analysis.trials_for_detectable_ratio(cv, ratio)
+    assert analysis.minimum_detectable_ratio(cv, n) <= ratio
+    assert n == 2 or analysis.minimum_detectable_ratio(cv, n - 1) > ratio
+    with pytest.raises(ValueError, match="ratio > 1"):
+        analysis.trials_for_detectable_ratio(cv, 1.0)
+
 def test_isolation_noise_says_how_much_cpu_the_hypervisor_stole_and_whether_it_tracks_the_levels():
     windows = _isolation_windows({"docker": [58_000, 65_000] * 4})
     # The slower instances lost more of their CPU to neighbours.

@@ -272,6 +272,29 @@ def test_the_isolation_reading_says_what_the_hypervisor_took_when_it_was_recorde
     assert "agree within 1.9%, yet fresh instances differ by 3.2% to 6.2%" in text and "noisy" not in text
 
 
+def test_the_isolation_reading_names_the_modes_whose_windows_were_disturbed():
+    # The committed run of 2026-11-26 09:38: two plain-cgroup instances each had one window a third down.
+    table = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.035, "within_instance_cv": 0.021},
+                          {"mode": "cgroup-no-aslr", "between_instance_cv": 0.034, "within_instance_cv": 0.012},
+                          {"mode": "cgroup", "between_instance_cv": 0.033, "within_instance_cv": 0.036}])
+    text = pages.isolation_reading(table, {"cgroup": 0.69, "cgroup-no-aslr": 0.74})
+    assert "differ by 3.6% in cgroup (a quiet host: 1-2%), against at most 2.1% in docker and cgroup-no-aslr" in text
+    assert "In docker and cgroup-no-aslr, fresh instances differ by 3.4% to 3.5%" in text
+    assert "the host itself was noisy" not in text
+
+
+def test_the_detectable_effect_text_gives_quick_full_and_the_trials_a_target_needs():
+    from loadlab import analysis
+
+    table = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.035, "within_instance_cv": 0.021},
+                          {"mode": "cgroup", "between_instance_cv": 0.05, "within_instance_cv": 0.02}])
+    text = pages.detectable_effect_text(table, 6, 10)
+    quick, full = analysis.minimum_detectable_ratio(0.035, 6), analysis.minimum_detectable_ratio(0.035, 10)
+    assert f"a ratio of ×{quick:.3f}" in text and "between-instance CV of 3.5%" in text
+    assert f"The full profile's 10 trials a side detect ×{full:.3f}" in text
+    assert f"detecting ×1.03 at this spread takes {analysis.trials_for_detectable_ratio(0.035, 1.03)} trials a side" in text
+
+
 def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_run(tmp_path):
     from loadlab import rundir, tables
     from loadlab.judgements import s2

@@ -253,6 +253,16 @@ def minimum_detectable_ratio(cv: float, trials_per_side: int, alpha: float = 0.0
     return 1 + z * cv * math.sqrt(2 / trials_per_side) / math.sqrt(0.955)
 
 
+def trials_for_detectable_ratio(cv: float, ratio: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """The fewest trials a side with which minimum_detectable_ratio(cv, n) is at most `ratio` (its inverse)."""
+    from scipy.stats import norm
+
+    if not cv > 0 or not ratio > 1:
+        raise ValueError(f"cv must be > 0 and ratio > 1, got cv={cv!r}, ratio={ratio!r}")
+    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    return max(2, math.ceil(2 * (z * cv / ((ratio - 1) * math.sqrt(0.955))) ** 2))
+
+
 def isolation_noise(windows: pd.DataFrame, trials_per_side: int = 6) -> pd.DataFrame:
     """Within- and between-instance spread of throughput per isolation mode (harness.isolation rows).
 

@@ -215,6 +215,16 @@ def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, l
     return problems
 
 
+# The notebook that reads every other notebook's verdicts (notebooks/99-summary.ipynb).
+SUMMARY_PREFIX = "99-"
+
+
+def _write_replication(reference: Path, log) -> None:
+    table = replication.write_replication(reference, paths.VERDICTS_DIR, paths.REPORTS_DIR / replication.REPLICATION_FILE)
+    log(table.to_string(index=False))
+    log("replication against the previous verdicts: " + replication.summary_line(table))
+
+
 def build_collection(profile: str, run_id: str | None = None, only: list[str] | None = None, log=print) -> Path:
     """Execute every notebook (or those whose names start with `only`), export HTML, write the index."""
     notebooks = [n for n in source_notebooks() if not only or any(n.stem.startswith(o) for o in only)]
@@ -225,14 +235,17 @@ def build_collection(profile: str, run_id: str | None = None, only: list[str] | 
     reference = None
     if run_id is None:
         reference = replication.keep_reference(paths.VERDICTS_DIR, Path(tempfile.mkdtemp(prefix="loadlab-reference-")))
+    compared = False
     for number, notebook in enumerate(notebooks, start=1):
+        if reference is not None and not compared and notebook.stem.startswith(SUMMARY_PREFIX):
+            # The summary shows the comparison, so it is written once every verdict of this run exists.
+            _write_replication(reference, log)
+            compared = True
         log(f"notebook {number}/{len(notebooks)}: {notebook.name}")
         executed.append(execute(notebook, profile, run_id, log=log))
         export_html(executed[-1])
-    if reference is not None:
-        table = replication.write_replication(reference, paths.VERDICTS_DIR, paths.REPORTS_DIR / replication.REPLICATION_FILE)
-        log(table.to_string(index=False))
-        log("replication against the previous verdicts: " + replication.summary_line(table))
+    if reference is not None and not compared:
+        _write_replication(reference, log)
     everything = sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb"))
     index = write_index(everything, profile, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.

@@ -4,11 +4,16 @@ For each (claim, baseline, candidate): whether the new estimate falls inside
 the reference interval, whether the verdict label is the same, and in the
 end "N of M replicated". `loadlab notebooks` keeps the verdicts it is about
 to replace and, after a measuring run, writes this table to
-reports/replication.json and prints it.
+reports/replication.json and prints it; notebook 99 shows the one committed.
+
+Only verdicts drawn from different runs are compared: a measuring run of
+some notebooks (`--only`) leaves the others' verdicts as they were, and a
+verdict compared with itself replicates by construction.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from collections.abc import Iterable
@@ -16,14 +21,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import claims
+from loadlab import claims, rundir
 from loadlab.analysis import evidence_trials
 from loadlab.rundir import write_json_atomic
 from loadlab.stats import shift_ratio_interval
 
 REPLICATION_FILE = "replication.json"
 COLUMNS = ("claim", "comparison", "reference_ratio", "reference_ci_low", "reference_ci_high", "reference_verdict",
-           "new_ratio", "new_ci_low", "new_ci_high", "new_verdict", "inside_reference_interval", "same_verdict")
+           "new_ratio", "new_ci_low", "new_ci_high", "new_verdict", "inside_reference_interval", "same_verdict",
+           "reference_run_id", "new_run_id")
 
 
 def _key(verdict) -> tuple:
@@ -35,12 +41,13 @@ def _finite(value) -> bool:
 
 
 def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
-    """Rows for verdicts present in both sets; ratio columns are None where a side has no ratio."""
+    """Rows for verdicts present in both sets and drawn from different runs; ratio columns are None where a side
+    has no ratio."""
     reference_by_key = {_key(v): v for v in reference}
     rows = []
     for verdict in new:
         old = reference_by_key.get(_key(verdict))
-        if old is None:
+        if old is None or old.run_id == verdict.run_id:
             continue
         inside = None
         if all(_finite(x) for x in (old.ratio_ci_low, old.ratio_ci_high, verdict.measured_ratio)):
@@ -53,12 +60,15 @@ def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
             "new_ratio": verdict.measured_ratio, "new_ci_low": verdict.ratio_ci_low, "new_ci_high": verdict.ratio_ci_high,
             "new_verdict": verdict.verdict, "inside_reference_interval": inside,
             "same_verdict": old.verdict == verdict.verdict,
+            "reference_run_id": old.run_id, "new_run_id": verdict.run_id,
         })
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def summary_line(table: pd.DataFrame) -> str:
     """"9 of 14 ratio estimates inside the reference interval; 20 of 31 verdicts the same"."""
+    if table.empty:
+        return "no verdict of a new run to compare with the reference (every verdict comes from the same run)"
     ratios = table["inside_reference_interval"].dropna()
     return (f"{int(ratios.sum())} of {len(ratios)} ratio estimates replicated (inside the reference interval); "
             f"{int(table['same_verdict'].sum())} of {len(table)} verdicts the same")
@@ -78,9 +88,45 @@ def keep_reference(verdicts_dir: Path, keep_dir: Path) -> Path | None:
 def write_replication(reference_dir: Path, new_dir: Path, output: Path) -> pd.DataFrame:
     """Compare two verdict folders, write the table and its summary line as JSON, and return the table."""
     table = replication_table(claims.load_verdicts(reference_dir), claims.load_verdicts(new_dir))
-    write_json_atomic(output, {"summary": summary_line(table), "rows": table.astype(object).where(table.notna(), None)
-                               .to_dict("records")})
+    write_json_atomic(output, {"summary": summary_line(table), "written_utc": rundir.now_utc(),
+                               "rows": table.astype(object).where(table.notna(), None).to_dict("records")})
     return table
+
+
+def read_replication(path: Path) -> tuple[pd.DataFrame, str | None] | None:
+    """(table, when written) from a replication.json; None when there is none."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    document = json.loads(path.read_text())
+    return pd.DataFrame(document.get("rows") or [], columns=list(COLUMNS)), document.get("written_utc")
+
+
+def about_these_verdicts(table: pd.DataFrame, verdicts: Iterable) -> pd.Series:
+    """Per row: is one side of it the current verdict (the same run and ratio)?
+
+    A replication table compares two runs of one day. On the committed
+    collection the current verdicts are its reference side; after a
+    `make reproduce` they are its new side. A row neither side of which is
+    shown any more (the claim was re-measured since) says nothing about the
+    verdicts on the page, and is left out of the count.
+    """
+    current = {(v.claim_id, f"{v.candidate} / {v.baseline}" if v.candidate and v.baseline else ""): v for v in verdicts}
+
+    def side_matches(verdict, run_id, ratio, label) -> bool:
+        if verdict.run_id != run_id:
+            return False
+        if _finite(verdict.measured_ratio) and _finite(ratio):
+            return math.isclose(verdict.measured_ratio, ratio, rel_tol=1e-9)
+        return verdict.verdict == label
+
+    def matches(row) -> bool:
+        verdict = current.get((row["claim"], row["comparison"]))
+        return verdict is not None and (
+            side_matches(verdict, row["reference_run_id"], row["reference_ratio"], row["reference_verdict"])
+            or side_matches(verdict, row["new_run_id"], row["new_ratio"], row["new_verdict"]))
+
+    return table.apply(matches, axis=1).astype(bool) if len(table) else pd.Series([], dtype=bool)
 
 
 RUN_SHIFT_COLUMNS = ("metric", "label", "level", "n_reference", "n_new", "reference_median", "new_median",

@@ -7,6 +7,7 @@
 - noise_bands: the A/A band of each metric, for forest plots;
 - capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences;
 - overload_reading: notebook 02's reading of where an overload's backlog waited;
+- replication: notebook 99's "does a second run agree?" from reports/replication.json;
 - numbers: how numbers and mappings are printed on a page;
 - html_checks and browser: what the tests (and `loadlab notebooks`) check on
   the exported pages.
@@ -14,15 +15,19 @@
 
 from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import isolation_reading, noise_band_columns, noise_bands, sitting_note, verdict_forest_rows
+from .noise import detectable_effect_text, isolation_reading, noise_band_columns, noise_bands, sitting_note, verdict_forest_rows
 from .overload import overload_reading
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
+from .replication import replication_rows, replication_text
 
 __all__ = [
     "ProvenanceBlock",
     "capacity_ranking_text",
+    "detectable_effect_text",
     "isolation_reading",
+    "replication_rows",
+    "replication_text",
     "claim_rows",
     "claim_table_html",
     "format_mapping",

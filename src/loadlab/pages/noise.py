@@ -55,9 +55,20 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
     by_mode = table.set_index("mode")
     parts = [", ".join(f"{mode} {row.between_instance_cv:.1%} between instances and {row.within_instance_cv:.1%} "
                        "within" for mode, row in by_mode.iterrows())]
-    noisy = by_mode["within_instance_cv"].max() > QUIET_WITHIN_INSTANCE_CV
+    noisy_modes = list(by_mode.index[by_mode["within_instance_cv"] > QUIET_WITHIN_INSTANCE_CV])
+    quiet_modes = [mode for mode in by_mode.index if mode not in noisy_modes]
     text = f"**Reading.** Coefficients of variation of throughput: {parts[0]}."
-    if noisy:
+    if noisy_modes and quiet_modes:
+        # The modes ran interleaved, so a host that was noisy throughout would have shown in every one of them.
+        quiet = by_mode.loc[quiet_modes]
+        text += (f" Windows of one instance differ by {_listing(noisy_modes, by_mode['within_instance_cv'])} in "
+                 f"{' and '.join(noisy_modes)} (a quiet host: 1-2%), against at most "
+                 f"{quiet['within_instance_cv'].max():.1%} in {' and '.join(quiet_modes)}, which ran interleaved "
+                 f"with them: some of those instances were disturbed during their windows, so their "
+                 f"between-instance spread includes that disturbance. In {' and '.join(quiet_modes)}, fresh "
+                 f"instances differ by {quiet['between_instance_cv'].min():.1%} to "
+                 f"{quiet['between_instance_cv'].max():.1%}: each instance settles at a level of its own.")
+    elif noisy_modes:
         text += (f" Windows of one instance already differ by up to {by_mode['within_instance_cv'].max():.0%} (a quiet "
                  f"host: 1-2%): the host itself was noisy during this measurement, so it cannot say where an "
                  f"instance's level comes from.")
@@ -85,6 +96,32 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
         text += (" The spreads differ (" + ", ".join(f"docker vs {m}: p = {p:.2f}" for m, p in differs.items()) + ")."
                  if differs else " No mode's instances spread differently from Docker's (every p ≥ 0.05).")
     return text
+
+
+def detectable_effect_text(isolation_table: pd.DataFrame, trials_per_side: int, full_trials_per_side: int,
+                           target_ratio: float = 1.03) -> str:
+    """The minimum detectable effect at the quick profile from Docker's between-instance CV, and what a target needs.
+
+    Each trial is a fresh container, so the between-instance CV is the
+    spread a comparison of trials meets (analysis.minimum_detectable_ratio).
+    """
+    from loadlab.analysis import minimum_detectable_ratio, trials_for_detectable_ratio
+
+    docker = isolation_table.set_index("mode").loc["docker"]
+    cv = float(docker["between_instance_cv"])
+    detectable = minimum_detectable_ratio(cv, trials_per_side)
+    full = minimum_detectable_ratio(cv, full_trials_per_side)
+    needed = trials_for_detectable_ratio(cv, target_ratio)
+    return (f"**Minimum detectable effect at the quick profile** ({trials_per_side} trials a side, each a fresh "
+            f"container, 5% two-sided, 80% power): a ratio of ×{detectable:.3f} ({100 * (detectable - 1):.1f}%), from "
+            f"the between-instance CV of {cv:.1%} measured here. Smaller true differences are likely to come out "
+            f"\"~\" (not significant). The full profile's {full_trials_per_side} trials a side detect ×{full:.3f}; "
+            f"detecting ×{target_ratio:.2f} at this spread takes {needed} trials a side.")
+
+
+def _listing(modes: list[str], values: pd.Series) -> str:
+    """"3.6%" for one mode, "3.6% and 4.1%" for two, in the order of `modes`."""
+    return " and ".join(f"{values[mode]:.1%}" for mode in modes)
 
 
 # Levels further apart than this between two runs of the same server and load are a change of sitting, not noise.

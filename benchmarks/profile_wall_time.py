@@ -1,0 +1,105 @@
+"""Benchmark (not a test): how long the quick profile measures, run by run, and what the full profile would take.
+
+Quick: read from the committed reference runs (each trial's start and end in
+trial.json), so the figure is what this machine spent, not an estimate.
+
+Full: each trial-based experiment is planned at the full profile
+(loadlab.plans, with the capacities and S2 rates the quick runs recorded),
+and each of its trials is costed as the full window plus the full minimum
+warm-up plus what a quick trial of the same experiment spent around its
+window (start-up, verify, the warm-up past its minimum, the tail after the
+window, teardown). Runs without trials (microbenchmarks, the isolation
+study) are listed at their quick size and not projected.
+
+    .venv/bin/python benchmarks/profile_wall_time.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from loadlab import paths, plans, rundir
+from loadlab.experiment import Experiment
+
+
+def _trial_records(run_dir: Path) -> list[dict]:
+    records = [json.loads(path.read_text()) for path in (run_dir / "trials").glob("*/trial.json")]
+    return [record for record in records if "ended_unix_s" in record]
+
+
+def quick_runs() -> dict[str, Path]:
+    """Experiment name (without profile) -> its newest committed quick run."""
+    out = {}
+    for experiment_dir in sorted(paths.RAW_DIR.glob("*-quick")):
+        run = rundir.latest_run(experiment_dir.name, paths.RAW_DIR)
+        if run is not None:
+            out[experiment_dir.name.removesuffix("-quick")] = Path(run)
+    return out
+
+
+def _full_plan(name: str, quick: Experiment) -> Experiment | None:
+    simple = {"00-aa-noise": plans.noise, "00-loadgen-ceiling": plans.loadgen_ceiling,
+              "00-server-capacity": plans.server_capacity, "01-runtime-overhead": plans.runtime_overhead,
+              "03-json-api": plans.json_api, "04-io-coroutines": plans.io_coroutines,
+              "05-virtual-threads": plans.virtual_threads, "05-pinning": plans.pinning,
+              "06-cpu-profiles": plans.cpu_profiles, "06-profiler-overhead": plans.profiler_overhead}
+    if name in simple:
+        return simple[name]("full")
+    if name == "01-open-loop-latency":
+        capacities = {entry.display_label(): entry.capacity_rps for entry in quick.servers}
+        return plans.runtime_overhead_latency("full", capacities)
+    if name in ("02-worker-pool", "02-scheduler-calls"):
+        # The quick run offered its factors of one capacity; the full plan steps its own factors of the same one.
+        cpu_rounds = int(quick.load.route.split("cpu=")[1].split("&")[0])
+        capacity_rps = min(quick.load.rate_rps) / (min(plans.SCHEDULER_CALL_LOAD_FACTORS["quick"])
+                                                   if name == "02-scheduler-calls" else 5.0)
+        factors = plans.SCHEDULER_CALL_LOAD_FACTORS["full"]
+        function = plans.worker_pool if name == "02-worker-pool" else plans.scheduler_calls
+        return function("full", cpu_rounds, [capacity_rps * factor for factor in factors])
+    return None
+
+
+def main() -> None:
+    rows = []
+    for name, run_dir in quick_runs().items():
+        records = _trial_records(run_dir)
+        manifest = json.loads((run_dir / "manifest.json").read_text())
+        if not records:
+            rows.append((name, 0, None, None, None, None))
+            continue
+        span_s = max(r["ended_unix_s"] for r in records) - min(r["started_unix_s"] for r in records)
+        # What no harness can save: each trial's window and its minimum warm-up.
+        floor_s = sum(r["config"]["duration_s"] + r["config"]["warmup_s"] for r in records)
+        per_trial_s = [r["ended_unix_s"] - r["started_unix_s"] for r in records]
+        config = records[0]["config"]
+        around_window_s = statistics.median(per_trial_s) - config["duration_s"] - config["warmup_s"]
+        full_s = None
+        quick = Experiment.from_record(manifest["parameters"])
+        full = _full_plan(name, quick)
+        if full is not None:
+            full_trials = len(full.schedule())
+            full_s = full_trials * (full.durations.duration_s + full.durations.warmup_s + around_window_s)
+        else:
+            full_trials = None
+        rows.append((name, len(records), span_s, floor_s, full_trials, full_s))
+    print(f"{'experiment':28s} {'quick trials':>12s} {'quick min':>10s} {'of it windows+min warm-up':>26s} "
+          f"{'full trials':>12s} {'full min (est.)':>16s}")
+    for name, trials, span_s, floor_s, full_trials, full_s in rows:
+        print(f"{name:28s} {trials:12d} {_minutes(span_s):>10s} {_minutes(floor_s):>26s} "
+              f"{full_trials if full_trials is not None else '':>12} {_minutes(full_s):>16s}")
+
+    def total(column: int) -> float:
+        return sum(row[column] for row in rows if row[column] is not None)
+
+    print(f"{'trials, in all':28s} {int(total(1)):12d} {_minutes(total(2)):>10s} {_minutes(total(3)):>26s} "
+          f"{int(total(4)):12d} {_minutes(total(5)):>16s}")
+
+
+def _minutes(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds / 60:.1f}"
+
+
+if __name__ == "__main__":
+    main()
