@@ -58,6 +58,29 @@ def test_a_window_far_below_its_own_warm_up_stalled_and_one_near_it_did_not():
     assert outcome.stall_detail({"status": "failed"}, warmup) is None
 
 
+OPEN_LOOP_RUNS = sorted((paths.RAW_DIR / "01-open-loop-latency-quick").glob("*/manifest.json"))
+
+
+@pytest.mark.skipif(not OPEN_LOOP_RUNS, reason="no committed 01-open-loop-latency-quick run in data/raw")
+def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
+    # A real open-loop trial and the per-second answers of its warm-up as the harness keeps them.
+    run = RunDirectory(OPEN_LOOP_RUNS[-1].parent)
+    number = run.read_manifest()["trial_order"][0]["trial"]
+    result = json.loads((run.trial_dir(number) / "result.json").read_text())
+    timeline = json.loads((run.trial_dir(number) / "warmup" / "timeline.json").read_text())
+    assert outcome.is_open_loop(result) and timeline
+    # Past capacity a server serves a small share of the rate in the window (S2 at 5x: 36-40 of 500 req/s);
+    # vegeta counts every request it sent, and the rest time out.
+    overloaded = {**result, "errors_total": int(0.92 * result["requests"])}
+    assert 0 < outcome.successful_requests(overloaded) < 0.1 * result["requests"]
+    assert outcome.stall_detail(overloaded, timeline) is None
+    # The same drop in a closed loop is a server that stopped working; an open loop that answered nothing stalled.
+    closed = {key: value for key, value in overloaded.items() if key != "rate_offered_rps"}
+    closed["requests"] = outcome.successful_requests(overloaded)
+    assert "fell below 50%" in outcome.stall_detail(closed, timeline)
+    assert "no successful request" in outcome.stall_detail({**result, "errors_total": result["requests"]}, timeline)
+
+
 @pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw")
 def test_processing_a_recorded_run_applies_the_rule_and_keeps_what_the_trial_recorded(tmp_path):
     trials = process_run(PINNING_RUNS[-1].parent, processed_root=tmp_path)["trials"]

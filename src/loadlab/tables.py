@@ -52,7 +52,7 @@ from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
-TABLES_VERSION = 8
+TABLES_VERSION = 9  # 9: an open-loop window is never stalled against its warm-up (outcome.stall_detail)
 TABLES = ("trials", "latency", "timeseries", "throughput_timeline", "gc_events", "gc_pauses", "thread_counts",
           "pinned_events", "cpu_stacks", "cpu_functions", "gc_cycles", "probe_counts",
           "blocking_events")

@@ -55,16 +55,18 @@ def replication_text(table: pd.DataFrame | None, written_utc: str | None, verdic
         return ("*The comparison on record is about verdicts that have since been measured again; none of its rows "
                 "is about a verdict shown here.*")
     ratios = rows["inside_reference_interval"].dropna().astype(bool)
-    runs = sorted(set(rows["reference_run_id"]) | set(rows["new_run_id"]))
+    # "03-json-api-quick-20261126T102259Z-a94d3d" -> "03-json-api-quick": each experiment measured twice.
+    experiments = sorted({str(run_id).rsplit("-", 2)[0] for run_id in rows["new_run_id"]})
     compared = set(zip(rows["claim"], rows["comparison"], strict=True))
     not_rerun = sorted({v.claim_id for v in verdicts if v.measured_ratio is not None
                         and (v.claim_id, f"{v.candidate} / {v.baseline}" if v.candidate and v.baseline else "")
                         not in compared})
     when = f" on {written_utc[:10]}" if written_utc else ""
-    text = (f"**Does a second run agree?** A second, independent run of the same plans{when} put "
+    text = (f"A second, independent run of the same plans{when} put "
             f"**{int(ratios.sum())} of {len(ratios)}** ratio estimates inside the reference's interval (the interval "
             f"each verdict uses: simultaneous 95% over its source's ratio verdicts), and gave the same verdict in "
-            f"{int(rows['same_verdict'].sum())} of {len(rows)} rows. Runs compared: {', '.join(runs)}.")
+            f"{int(rows['same_verdict'].sum())} of {len(rows)} rows. Experiments measured a second time: "
+            f"{', '.join(experiments)} (both runs' ids in reports/replication.json).")
     if not_rerun:
         text += (" Not run a second time, so not counted: " + ", ".join(not_rerun) + ".")
     return text

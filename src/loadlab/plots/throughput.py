@@ -63,7 +63,7 @@ def _y_axis(axes: Axes, values: pd.Series) -> None:
         axes.yaxis.set_major_formatter(count_formatter())
 
 
-def _single_level_figure(frame, servers, group_column, level_text, confidence, reasons):
+def _single_level_figure(frame, servers, group_column, level_text, confidence, reasons, group_name="server"):
     figure, axes = new_figure(6.0, 3.8)
     rng = np.random.default_rng(0)  # jitter only; fixed so figures are reproducible
     for position, server in enumerate(servers):
@@ -84,7 +84,7 @@ def _single_level_figure(frame, servers, group_column, level_text, confidence, r
                     ha="right" if long_names else "center", rotation_mode="anchor")  # fmt: skip
     axes.set_xlim(-0.6, len(servers) - 0.4)
     axes.grid(axis="x", visible=False)
-    axes.set_xlabel(f"server, all at {level_text}")
+    axes.set_xlabel(f"{group_name}, all at {level_text}")
     _y_axis(axes, frame["_y"])
     handles = [
         Line2D([], [], color=KEY_COLOUR, marker="_", markersize=12, linestyle="none", label="median of included trials"),
@@ -144,6 +144,7 @@ def throughput_figure(
     confidence: float = 0.95,
     title: str | None = None,
     reference_lines: Sequence[ReferenceLine] = (),
+    group_name: str = "server",
 ) -> Figure:
     """A per-trial metric per server against the load level (connections, or offered rate).
 
@@ -158,7 +159,8 @@ def throughput_figure(
     (loadlab.stats.median_ci) a band (a vertical line with one level), drawn
     only where enough trials exist. `reference_lines` are drawn dotted and
     named in the legend (several levels only). The y axis is logarithmic
-    when values span a decade.
+    when values span a decade. `group_name` is what the groups are, for the
+    axis of a single level ("server"; notebook 00 draws isolation modes).
     """
     require_columns(data, [group_column, x_column, y_column], "throughput_figure")
     frame = data.assign(_x=pd.to_numeric(data[x_column], errors="coerce"),
@@ -170,7 +172,8 @@ def throughput_figure(
     with style_context():
         if len(levels) == 1:
             level_text = f"{plain_number(float(levels[0]))} {LEVEL_UNITS.get(x_column, axis_label(x_column))}"
-            figure, axes, handles = _single_level_figure(frame, servers, group_column, level_text, confidence, reasons)
+            figure, axes, handles = _single_level_figure(frame, servers, group_column, level_text, confidence, reasons,
+                                                         group_name)
         else:
             figure, axes, handles = _several_levels_figure(frame, servers, group_column, x_column, confidence,
                                                            reasons, reference_lines)  # fmt: skip
