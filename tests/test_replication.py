@@ -11,7 +11,8 @@ from loadlab.judgements import replication
 
 def _as_another_run(verdict: claims.Verdict, **changes) -> claims.Verdict:
     """The same verdict as if a second run had drawn it (its run id changed)."""
-    return claims.Verdict(**{**verdict.__dict__, "run_id": (verdict.run_id or "") + "-second", **changes})
+    run_id = verdict.run_id or "00-none-quick-20261126T000000Z-000000"
+    return claims.Verdict(**{**verdict.__dict__, "run_id": run_id.rsplit("-", 1)[0] + "-5ec0d0", **changes})
 
 
 def test_a_run_compared_with_itself_is_no_replication():
@@ -27,7 +28,7 @@ def test_an_identical_second_run_replicates_every_ratio():
     ratios = table["inside_reference_interval"].dropna()
     assert len(ratios) > 10 and ratios.all() and table["same_verdict"].all()
     assert replication.summary_line(table).startswith(f"{len(ratios)} of {len(ratios)} ratio estimates replicated")
-    assert (table["new_run_id"] == table["reference_run_id"] + "-second").all()
+    assert (table["new_run_id"].str.endswith("-5ec0d0") & (table["new_run_id"] != table["reference_run_id"])).all()
 
 
 def test_a_partial_run_compares_only_the_notebooks_it_measured():
@@ -36,6 +37,15 @@ def test_a_partial_run_compares_only_the_notebooks_it_measured():
     new = [_as_another_run(v) if v.notebook == "03-json-api" else v for v in reference]
     table = replication.replication_table(reference, new)
     assert len(table) > 0 and set(table["claim"]) == {v.claim_id for v in reference if v.notebook == "03-json-api"}
+
+
+def test_a_smoke_run_is_no_replication_of_the_quick_reference():
+    reference = claims.load_verdicts(paths.VERDICTS_DIR)
+    smoke = [claims.Verdict(**{**v.__dict__, "run_id": (v.run_id or "").replace("-quick-", "-smoke-")})
+             for v in reference]
+    assert replication.run_profile(reference[0].run_id) == "quick"
+    assert replication.run_profile(smoke[0].run_id) == "smoke"
+    assert replication.replication_table(reference, smoke).empty
 
 
 def test_a_moved_estimate_and_a_changed_label_are_not_replicated(tmp_path):

@@ -6,9 +6,11 @@ end "N of M replicated". `loadlab notebooks` keeps the verdicts it is about
 to replace and, after a measuring run, writes this table to
 reports/replication.json and prints it; notebook 99 shows the one committed.
 
-Only verdicts drawn from different runs are compared: a measuring run of
-some notebooks (`--only`) leaves the others' verdicts as they were, and a
-verdict compared with itself replicates by construction.
+Only verdicts drawn from different runs of the same profile are compared:
+a measuring run of some notebooks (`--only`) leaves the others' verdicts as
+they were, a verdict compared with itself replicates by construction, and a
+smoke run (2 trials a side, what CI runs) replicates nothing of the quick
+reference.
 """
 
 from __future__ import annotations
@@ -32,6 +34,14 @@ COLUMNS = ("claim", "comparison", "reference_ratio", "reference_ci_low", "refere
            "reference_run_id", "new_run_id")
 
 
+def run_profile(run_id: str | None) -> str | None:
+    """"quick" from "03-json-api-quick-20261126T102259Z-a94d3d": a smoke run's verdicts (2 trials a side) are no
+    replication of the quick reference's."""
+    if not run_id:
+        return None
+    return str(run_id).rsplit("-", 2)[0].rsplit("-", 1)[-1]
+
+
 def _key(verdict) -> tuple:
     return (verdict.claim_id, verdict.baseline, verdict.candidate)
 
@@ -47,7 +57,7 @@ def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
     rows = []
     for verdict in new:
         old = reference_by_key.get(_key(verdict))
-        if old is None or old.run_id == verdict.run_id:
+        if old is None or old.run_id == verdict.run_id or run_profile(old.run_id) != run_profile(verdict.run_id):
             continue
         inside = None
         if all(_finite(x) for x in (old.ratio_ci_low, old.ratio_ci_high, verdict.measured_ratio)):
