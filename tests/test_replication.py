@@ -43,8 +43,8 @@ def test_a_smoke_run_is_no_replication_of_the_quick_reference():
     reference = claims.load_verdicts(paths.VERDICTS_DIR)
     smoke = [claims.Verdict(**{**v.__dict__, "run_id": (v.run_id or "").replace("-quick-", "-smoke-")})
              for v in reference]
-    assert replication.run_profile(reference[0].run_id) == "quick"
-    assert replication.run_profile(smoke[0].run_id) == "smoke"
+    assert rundir.run_profile(reference[0].run_id) == "quick"
+    assert rundir.run_profile(smoke[0].run_id) == "smoke"
     assert replication.replication_table(reference, smoke).empty
 
 

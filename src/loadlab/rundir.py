@@ -166,3 +166,15 @@ def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
     if not matches:
         raise LoadlabError(f"no run {run_id!r} under {raw_dir} (see `loadlab runs`)")
     return matches[0]
+
+
+def run_profile(run_id: str | None) -> str | None:
+    """The profile a run was measured at, from its experiment's name (``03-json-api-quick-<stamp>-<hex>`` ->
+    "quick"), or None when its name carries none."""
+    from loadlab.plans import PROFILE_NAMES  # here: plans is above this module
+
+    if not run_id:
+        return None
+    experiment = str(run_id).rsplit("-", 2)[0]
+    last = experiment.rsplit("-", 1)[-1]
+    return last if last in PROFILE_NAMES else None

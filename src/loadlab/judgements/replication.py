@@ -34,12 +34,9 @@ COLUMNS = ("claim", "comparison", "reference_ratio", "reference_ci_low", "refere
            "reference_run_id", "new_run_id")
 
 
-def run_profile(run_id: str | None) -> str | None:
-    """"quick" from "03-json-api-quick-20261126T102259Z-a94d3d": a smoke run's verdicts (2 trials a side) are no
-    replication of the quick reference's."""
-    if not run_id:
-        return None
-    return str(run_id).rsplit("-", 2)[0].rsplit("-", 1)[-1]
+def comparison(verdict) -> str:
+    """"rust / go" (candidate / baseline), or "" for a verdict that compares no two servers."""
+    return f"{verdict.candidate} / {verdict.baseline}" if verdict.candidate and verdict.baseline else ""
 
 
 def _key(verdict) -> tuple:
@@ -57,14 +54,16 @@ def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
     rows = []
     for verdict in new:
         old = reference_by_key.get(_key(verdict))
-        if old is None or old.run_id == verdict.run_id or run_profile(old.run_id) != run_profile(verdict.run_id):
+        # A smoke run's verdicts (2 trials a side) are no replication of the quick reference's.
+        if old is None or old.run_id == verdict.run_id or \
+                rundir.run_profile(old.run_id) != rundir.run_profile(verdict.run_id):
             continue
         inside = None
         if all(_finite(x) for x in (old.ratio_ci_low, old.ratio_ci_high, verdict.measured_ratio)):
             inside = bool(old.ratio_ci_low <= verdict.measured_ratio <= old.ratio_ci_high)
         rows.append({
             "claim": verdict.claim_id,
-            "comparison": f"{verdict.candidate} / {verdict.baseline}" if verdict.candidate and verdict.baseline else "",
+            "comparison": comparison(verdict),
             "reference_ratio": old.measured_ratio, "reference_ci_low": old.ratio_ci_low,
             "reference_ci_high": old.ratio_ci_high, "reference_verdict": old.verdict,
             "new_ratio": verdict.measured_ratio, "new_ci_low": verdict.ratio_ci_low, "new_ci_high": verdict.ratio_ci_high,
@@ -121,7 +120,7 @@ def about_these_verdicts(table: pd.DataFrame, verdicts: Iterable) -> pd.Series:
     shown any more (the claim was re-measured since) says nothing about the
     verdicts on the page, and is left out of the count.
     """
-    current = {(v.claim_id, f"{v.candidate} / {v.baseline}" if v.candidate and v.baseline else ""): v for v in verdicts}
+    current = {(v.claim_id, comparison(v)): v for v in verdicts}
 
     def side_matches(verdict, run_id, ratio, label) -> bool:
         if verdict.run_id != run_id:

@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab import paths, rundir
+from loadlab.rundir import run_profile
 from loadlab.claims import Claim
 from loadlab.errors import LoadlabError
-from loadlab.plans import PROFILE_NAMES
 
 from .numbers import format_mapping, format_quantity, strip_unit, unit_of
 
@@ -86,15 +86,6 @@ def ratio_text(verdict) -> str:
     if _finite(claimed):
         parts.append(f"claimed {format_ratio(claimed)}")
     return ", ".join(parts)
-
-
-def run_profile(run_id: str | None) -> str | None:
-    """The profile a run was measured at, from its experiment's name (``03-json-api-quick`` -> "quick")."""
-    if not run_id:
-        return None
-    experiment = run_id.rsplit("-", 2)[0]
-    last = experiment.rsplit("-", 1)[-1]
-    return last if last in PROFILE_NAMES else None
 
 
 def reproduce_commands(notebook: str, profile: str | None) -> list[str]:

@@ -101,7 +101,7 @@ class RunFacts:
 
     @property
     def profile(self) -> str | None:
-        from .claim_table import run_profile
+        from loadlab.rundir import run_profile
 
         return run_profile(self.run_id)
 

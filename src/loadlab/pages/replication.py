@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from loadlab.judgements.replication import about_these_verdicts
+from loadlab.judgements.replication import about_these_verdicts, comparison
 
 
 def _interval(ratio, low, high) -> str:
@@ -58,9 +58,8 @@ def replication_text(table: pd.DataFrame | None, written_utc: str | None, verdic
     # "03-json-api-quick-20261126T102259Z-a94d3d" -> "03-json-api-quick": each experiment measured twice.
     experiments = sorted({str(run_id).rsplit("-", 2)[0] for run_id in rows["new_run_id"]})
     compared = set(zip(rows["claim"], rows["comparison"], strict=True))
-    not_rerun = sorted({v.claim_id for v in verdicts if v.measured_ratio is not None
-                        and (v.claim_id, f"{v.candidate} / {v.baseline}" if v.candidate and v.baseline else "")
-                        not in compared})
+    not_rerun = sorted({v.claim_id for v in verdicts
+                        if v.measured_ratio is not None and (v.claim_id, comparison(v)) not in compared})
     when = f" on {written_utc[:10]}" if written_utc else ""
     text = (f"A second, independent run of the same plans{when} put "
             f"**{int(ratios.sum())} of {len(ratios)}** ratio estimates inside the reference's interval (the interval "
