@@ -50,14 +50,14 @@ def _full_plan(name: str, quick: Experiment) -> Experiment | None:
     if name == "01-open-loop-latency":
         capacities = {entry.display_label(): entry.capacity_rps for entry in quick.servers}
         return plans.runtime_overhead_latency("full", capacities)
-    if name in ("02-worker-pool", "02-scheduler-calls"):
+    s2_plans = {"02-worker-pool": (plans.worker_pool, plans.WORKER_POOL_LOAD_FACTORS),
+                "02-scheduler-calls": (plans.scheduler_calls, plans.SCHEDULER_CALL_LOAD_FACTORS)}
+    if name in s2_plans:
         # The quick run offered its factors of one capacity; the full plan steps its own factors of the same one.
+        function, factors = s2_plans[name]
         cpu_rounds = int(quick.load.route.split("cpu=")[1].split("&")[0])
-        capacity_rps = min(quick.load.rate_rps) / (min(plans.SCHEDULER_CALL_LOAD_FACTORS["quick"])
-                                                   if name == "02-scheduler-calls" else 5.0)
-        factors = plans.SCHEDULER_CALL_LOAD_FACTORS["full"]
-        function = plans.worker_pool if name == "02-worker-pool" else plans.scheduler_calls
-        return function("full", cpu_rounds, [capacity_rps * factor for factor in factors])
+        capacity_rps = min(quick.load.rate_rps) / min(factors["quick"])
+        return function("full", cpu_rounds, [capacity_rps * factor for factor in factors["full"]])
     return None
 
 
@@ -75,14 +75,10 @@ def main() -> None:
         per_trial_s = [r["ended_unix_s"] - r["started_unix_s"] for r in records]
         config = records[0]["config"]
         around_window_s = statistics.median(per_trial_s) - config["duration_s"] - config["warmup_s"]
-        full_s = None
-        quick = Experiment.from_record(manifest["parameters"])
-        full = _full_plan(name, quick)
-        if full is not None:
-            full_trials = len(full.schedule())
-            full_s = full_trials * (full.durations.duration_s + full.durations.warmup_s + around_window_s)
-        else:
-            full_trials = None
+        full = _full_plan(name, Experiment.from_record(manifest["parameters"]))
+        full_trials = len(full.schedule()) if full is not None else None
+        full_s = (full_trials * (full.durations.duration_s + full.durations.warmup_s + around_window_s)
+                  if full is not None else None)
         rows.append((name, len(records), span_s, floor_s, full_trials, full_s))
     print(f"{'experiment':28s} {'quick trials':>12s} {'quick min':>10s} {'of it windows+min warm-up':>26s} "
           f"{'full trials':>12s} {'full min (est.)':>16s}")
