@@ -1,15 +1,16 @@
 """How often the verdict rule errs, by simulation (a benchmark, not a test; put its table in the issue note).
 
-For each data shape (log-normal spread; two-level throughput: each container
-settles at one of two levels ±5%, as measured here) and trials per side n:
+Two errors, at each committed family size (S1 9, S2 4, S4 4, S3 3, S5 2 ratio verdicts) and margin (none, as
+a run without an A/A in its sitting has, and 10%, what 3.5% between instances gives), with 6 and 10 trials a
+side, on two data shapes (log-normal 3.5% between instances; two-level: each instance settles at one of two
+levels ±5%, as measured here):
 
-- A/A (true ratio 1): how often a claimed ×1.5 is upheld ("holds" or "holds in
-  direction only": a false claim upheld), and how often a claimed ×1.0 is
-  refuted ("contradicted": a true claim refuted);
-- a true ×1.5: how often a claimed ×1.5 is refuted ("contradicted" or "no
-  difference"), and how often it is found ("holds": the power).
-
-Each interval is at a family of 4 (98.75%), the A/A noise margin 5%.
+- **false hold**: the truth rules the claim out (true ratio outside the claim's band), and the rule says
+  "holds". Cases: claimed ×1.5 against a true ×1.0; claimed ×0.905 against a true ×1.18 (the issue's S1-p99
+  example, which rule v2 called "holds" 98.5% of the time at 6 + 6 trials and a family of 9).
+- **false contradiction**: the claim is true (true ratio = claimed), and the rule says "contradicted" or
+  "no difference". Cases: ×1.5 and ×0.8.
+- beside them, the power: how often a true ×1.5 "holds".
 
     .venv/bin/python benchmarks/verdict_rule_error_rates.py [--simulations 400]
 """
@@ -20,26 +21,25 @@ import argparse
 
 import numpy as np
 
-from loadlab.judgements.rule import CONTRADICTED, DIRECTION_ONLY, HOLDS, NO_DIFFERENCE, Family, judge_ratio
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, NO_DIFFERENCE, Family, judge_ratio
 
-FAMILY = Family("simulation", 4)
-MARGIN = 0.05
+FAMILIES = {"S1": 9, "S2/S4": 4, "S3": 3, "S5": 2}
+MARGINS = (None, 0.10)
 
 
 def sample(rng, shape: str, n: int, scale: float) -> np.ndarray:
     if shape == "two-level":
         return scale * rng.choice([0.95, 1.05], n) * np.exp(rng.normal(0, 0.015, n))
-    spread = {"log-normal 2%": 0.02, "log-normal 10%": 0.10}[shape]
-    return scale * np.exp(rng.normal(0, spread, n))
+    return scale * np.exp(rng.normal(0, 0.035, n))
 
 
-def rates(rng, shape: str, n: int, true_ratio: float, claimed: float, simulations: int) -> dict[str, float]:
-    counts: dict[str, int] = {}
+def rate(rng, shape, n, truth, claimed, family, margin, words, simulations) -> float:
+    hits = 0
     for _ in range(simulations):
-        verdict = judge_ratio(sample(rng, shape, n, 100.0), sample(rng, shape, n, 100.0 * true_ratio), claimed, FAMILY,
-                              MARGIN).verdict
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return {k: v / simulations for k, v in counts.items()}
+        verdict = judge_ratio(sample(rng, shape, n, 100.0), sample(rng, shape, n, 100.0 * truth), claimed, family,
+                              margin).verdict
+        hits += verdict in words
+    return hits / simulations
 
 
 def main() -> None:
@@ -48,16 +48,24 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"{'shape':16} {'n':>3}  {'A/A: x1.5 upheld':>17} {'A/A: x1.0 refuted':>18} "
-          f"{'x1.5: refuted':>14} {'x1.5: holds':>12}")
-    for shape in ("log-normal 2%", "log-normal 10%", "two-level"):
-        for n in (6, 10, 15):
-            aa_false = rates(rng, shape, n, 1.0, 1.5, args.simulations)
-            aa_true = rates(rng, shape, n, 1.0, 1.0, args.simulations)
-            effect = rates(rng, shape, n, 1.5, 1.5, args.simulations)
-            print(f"{shape:16} {n:>3}  {aa_false.get(HOLDS, 0) + aa_false.get(DIRECTION_ONLY, 0):>17.1%} "
-                  f"{aa_true.get(CONTRADICTED, 0):>18.1%} "
-                  f"{effect.get(CONTRADICTED, 0) + effect.get(NO_DIFFERENCE, 0):>14.1%} {effect.get(HOLDS, 0):>12.1%}")
+    refuted = (CONTRADICTED, NO_DIFFERENCE)
+    print("| shape | family | margin | n | false hold: ×1.5 vs true ×1.0 | false hold: ×0.905 vs true ×1.18 "
+          "| false contradiction: ×1.5 | false contradiction: ×0.8 | power: ×1.5 holds |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for shape in ("log-normal 3.5%", "two-level"):
+        for name, size in FAMILIES.items():
+            family = Family(name, size)
+            for margin in MARGINS:
+                for n in (6, 10):
+                    cells = [
+                        rate(rng, shape, n, 1.0, 1.5, family, margin, (HOLDS,), args.simulations),
+                        rate(rng, shape, n, 1.18, 0.905, family, margin, (HOLDS,), args.simulations),
+                        rate(rng, shape, n, 1.5, 1.5, family, margin, refuted, args.simulations),
+                        rate(rng, shape, n, 0.8, 0.8, family, margin, refuted, args.simulations),
+                        rate(rng, shape, n, 1.5, 1.5, family, margin, (HOLDS,), args.simulations),
+                    ]
+                    print(f"| {shape} | {name} ({size}) | {'none' if margin is None else f'{margin:.0%}'} | {n} | "
+                          + " | ".join(f"{c:.1%}" for c in cells) + " |")
 
 
 if __name__ == "__main__":

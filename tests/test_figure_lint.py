@@ -177,7 +177,12 @@ def _json_api_forest():
                              memory_peak_mib=s.trials["memory_peak_bytes"] / MIB)  # fmt: skip
     level = trials["level"].max()
     comparison = analysis.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
-    rows = pages.noise_band_columns(comparison.assign(label=comparison["metric"]), "metric", "quick")
+    from loadlab.judgements.margins import margins_from_aa
+
+    aa = _run(plans.noise("quick")).trials
+    margins = margins_from_aa(aa, ["throughput_rps", "server_cpu_pct", "memory_peak_mib"])
+    rows = pages.noise_band_columns(comparison.assign(label=comparison["metric"],
+                                                      noise_margin=comparison["metric"].map(margins)))
     return plots.forest_figure(rows, group_column="candidate", noise_low_column="noise_low",
                                noise_high_column="noise_high", title="03: ratios")  # fmt: skip
 

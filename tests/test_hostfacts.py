@@ -59,3 +59,15 @@ def test_steal_columns_name_each_side():
     after = {0: (1_400, 30), 1: (2_600, 60)}
     assert hostfacts.steal_columns(before, after, {"server": {1}, "loadgen": {0}}) == {
         "server_cpu_steal_share": 60 / 600, "loadgen_cpu_steal_share": 20 / 400}
+
+
+def test_a_sitting_is_one_command_on_one_boot_of_one_machine(monkeypatch):
+    monkeypatch.setenv(hostfacts.SITTING_ENV, "sitting-test")
+    here = hostfacts.sitting()
+    assert here["id"] == "sitting-test" and here["machine"] == hostfacts.machine_fingerprint()
+    assert hostfacts.same_sitting(here, dict(here))
+    assert not hostfacts.same_sitting(here, {**here, "id": "sitting-other"})
+    assert not hostfacts.same_sitting(None, here) and not hostfacts.same_sitting({}, here)
+    monkeypatch.delenv(hostfacts.SITTING_ENV)
+    # Measured alone, one process is one sitting.
+    assert hostfacts.sitting()["id"] == hostfacts.sitting()["id"] != "sitting-test"

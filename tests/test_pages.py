@@ -14,7 +14,6 @@ import pytest
 
 from loadlab import claims, pages, paths, rundir
 from loadlab.pages import claim_table, html_checks, numbers, provenance
-from loadlab.pages.noise import aa_trials, noise_bands
 
 SOURCES, CLAIMS = claims.load_claims()
 
@@ -118,15 +117,25 @@ def test_microbenchmark_runs_are_described_by_their_parameters():
 # --- noise bands per metric -----------------------------------------------------------------------
 
 
-def test_each_metric_gets_the_a_a_band_of_the_same_quantity():
-    trials = aa_trials("quick")
-    bands = noise_bands(trials, ["throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct", "gc_pause_total_s"])
-    assert set(bands) == {"throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct"}
-    # A ratio has no unit: MiB and bytes, ms and s give the same band.
-    assert bands["memory_peak_mib"] == noise_bands(trials, ["memory_peak_bytes"])["memory_peak_bytes"]
-    assert bands["latency_p99_ms"] == noise_bands(trials, ["latency_p99_s"])["latency_p99_s"]
-    for low, high in bands.values():
-        assert 0.5 < low <= high < 2
+def test_each_metric_gets_the_a_a_margin_of_the_same_quantity():
+    from loadlab import rundir, tables
+    from loadlab.judgements.margins import margins_from_aa
+
+    trials = tables.load_run(rundir.latest_run("00-aa-noise-quick"))["trials"]
+    found = margins_from_aa(trials, ["throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct",
+                                     "gc_pause_total_s"])
+    assert set(found) == {"throughput_rps", "memory_peak_mib", "latency_p99_ms", "server_cpu_pct"}
+    # A ratio has no unit: MiB and bytes, ms and s give the same margin.
+    assert found["memory_peak_mib"] == margins_from_aa(trials, ["memory_peak_bytes"])["memory_peak_bytes"]
+    assert found["latency_p99_ms"] == margins_from_aa(trials, ["latency_p99_s"])["latency_p99_s"]
+    for margin in found.values():
+        assert 0 <= margin < 1
+
+
+def test_a_forest_row_draws_the_noise_band_its_verdict_was_judged_with():
+    rows = pages.noise_band_columns(pd.DataFrame({"noise_margin": [0.1, None]}))
+    assert rows["noise_low"].iloc[0] == pytest.approx(1 / 1.1) and rows["noise_high"].iloc[0] == pytest.approx(1.1)
+    assert rows["noise_low"].isna().iloc[1]
 
 
 # --- the page checks ------------------------------------------------------------------------------

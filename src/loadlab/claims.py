@@ -79,6 +79,7 @@ class Verdict:
     p_value: float | None = None
     p_family: float | None = None
     noise_margin: float | None = None
+    noise_margin_source: str | None = None
     tolerance: float | None = None
     n_baseline: int | None = None
     n_candidate: int | None = None
@@ -86,6 +87,8 @@ class Verdict:
     trial_ids: dict = field(default_factory=dict)
     context: str | None = None
     measured: dict = field(default_factory=dict)
+    direction: str | None = None
+    size: str | None = None
     rule_version: int = RULE_VERSION
 
     def __post_init__(self):
@@ -100,7 +103,8 @@ def claimed_ratio(claim: Claim, baseline_key: str, candidate_key: str) -> float:
 
 def ratio_verdict(claim_id: str, judgement: RatioJudgement, notebook: str, run_id: str | None, baseline: str,
                   candidate: str, metric: str, *, excluded: list | None = None, trial_ids: dict | None = None,
-                  context: str | None = None, extra_explanation: str = "", measured: dict | None = None) -> Verdict:
+                  context: str | None = None, extra_explanation: str = "", measured: dict | None = None,
+                  noise_margin_source: str | None = None) -> Verdict:
     """The record of one ratio judgement (`loadlab.judgements.rule.judge_ratio`)."""
     explanation = judgement.explanation + (f"; {extra_explanation}" if extra_explanation else "")
     return Verdict(
@@ -109,7 +113,8 @@ def ratio_verdict(claim_id: str, judgement: RatioJudgement, notebook: str, run_i
         measured_ratio=_number(judgement.ratio), ratio_ci_low=_number(judgement.ci_low),
         ratio_ci_high=_number(judgement.ci_high), confidence=judgement.confidence, family=judgement.family,
         family_size=judgement.family_size, p_value=_number(judgement.p_value), p_family=_number(judgement.p_family),
-        noise_margin=judgement.noise_margin, tolerance=judgement.tolerance, n_baseline=judgement.n_baseline,
+        noise_margin=judgement.noise_margin, noise_margin_source=noise_margin_source, tolerance=judgement.tolerance,
+        n_baseline=judgement.n_baseline, direction=judgement.direction, size=judgement.size,
         n_candidate=judgement.n_candidate, excluded=list(excluded or []), trial_ids=dict(trial_ids or {}),
         context=context,
         measured={"metric": metric, "baseline_median": _number(judgement.baseline_median),

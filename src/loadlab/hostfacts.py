@@ -59,6 +59,43 @@ def host_description() -> dict:
     }
 
 
+# One sitting: every run measured by one `loadlab notebooks` (which sets LOADLAB_SITTING for all its kernels), or,
+# for a notebook or command measured alone, by one Python process. Margins and references are only combined
+# within a sitting (loadlab.judgements.margins).
+SITTING_ENV = "LOADLAB_SITTING"
+_PROCESS_SITTING = f"process-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{os.getpid()}"
+
+
+def boot_id() -> str | None:
+    """The kernel's id of this boot: two runs with different ones were not measured in one sitting."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def machine_fingerprint(host: dict | None = None) -> str:
+    """A short hash of what makes a machine this machine for a measurement: CPU model and count, kernel, host name."""
+    import hashlib
+
+    host = host or host_description()
+    key = "|".join(str(host.get(k)) for k in ("cpu_model", "cpu_count", "kernel", "hostname"))
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def sitting() -> dict:
+    """{"id", "boot_id", "machine"}: the sitting a run is measured in (recorded in every manifest)."""
+    return {"id": os.environ.get(SITTING_ENV) or _PROCESS_SITTING, "boot_id": boot_id(),
+            "machine": machine_fingerprint()}
+
+
+def same_sitting(first: dict | None, second: dict | None) -> bool:
+    """Whether two recorded sittings are one: same id, same boot, same machine (a run without one never is)."""
+    if not first or not second or not first.get("id"):
+        return False
+    return all(first.get(key) == second.get(key) for key in ("id", "boot_id", "machine"))
+
+
 def _read_int(path: str) -> int | None:
     try:
         return int(Path(path).read_text().split()[0])

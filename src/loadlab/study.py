@@ -87,8 +87,28 @@ def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, di
     return dataclasses.replace(experiment, servers=kept).validate(), missing
 
 
+def ensure_aa_control(profile: str, raw_dir: Path = paths.RAW_DIR, progress: bool = True, log=print) -> Path:
+    """The A/A control of this sitting (`loadlab.judgements.margins`): the run already measured, or one measured now.
+
+    `loadlab notebooks` measures it once, in notebook 00, for every notebook of
+    the sitting; a notebook measured alone measures its own here.
+    """
+    from loadlab import hostfacts, plans
+    from loadlab.judgements.margins import aa_run_in_sitting
+
+    found = aa_run_in_sitting(hostfacts.sitting(), raw_dir)
+    if found is not None:
+        return found
+    log("no A/A control in this sitting yet: measuring it now (notebook 00's plan), so that this run's verdicts get "
+        "a noise margin from their own sitting")
+    return measure_or_load(plans.noise(profile), None, progress=progress, raw_dir=raw_dir, log=log).run_dir
+
+
 def measure_or_load(experiment: Experiment, run_id: str | None = None, progress: bool = True,
-                    raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR, log=print) -> Study:
+                    raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR, log=print,
+                    aa_control: bool = False) -> Study:
+    """Measure `experiment` (run_id None) or load a run of it; `aa_control` also makes sure, when measuring, that
+    this sitting has its A/A control (`ensure_aa_control`), which the verdicts on this run take their margins from."""
     if run_id == "latest":
         run_dir = rundir.latest_run(experiment.name, raw_dir)
         if run_dir is None:
@@ -101,6 +121,14 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
 
         experiment.validate(check_host=True)  # before anything is built or started
         client = engine.ensure_engine()
+        if aa_control:
+            from loadlab.plans import PROFILE_NAMES
+
+            profile = experiment.name.rsplit("-", 1)[-1]  # plans name experiments "<name>-<profile>"
+            if profile not in PROFILE_NAMES:
+                raise LoadlabError(f"aa_control needs an experiment of the plans (named '<name>-<profile>', profile one "
+                                   f"of {', '.join(PROFILE_NAMES)}), got {experiment.name!r}")
+            ensure_aa_control(profile, raw_dir, progress, log)
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path

@@ -22,7 +22,8 @@ def judge_claimed_ratio(claim: Claim, trials: pd.DataFrame, metric: str, labels:
 
     `keys` are the claim's value keys for the same two sides (claims.yaml's
     names, e.g. ("unbounded", "pool12")); `margins` the A/A noise margin per
-    metric (`loadlab.judgements.margins.noise_margins`).
+    metric from the A/A run of this run's sitting (`loadlab.judgements.margins.noise_margins`), whose source the
+    record names.
     """
     baseline_label, candidate_label = labels
     evidence = evidence_policy.gather(trials, labels, metric, level=level, label_column=label_column)
@@ -33,7 +34,14 @@ def judge_claimed_ratio(claim: Claim, trials: pd.DataFrame, metric: str, labels:
         claim.id, judgement, notebook, run_id, baseline_label, candidate_label, metric,
         excluded=evidence.excluded, trial_ids=evidence.trial_ids, context=context,
         extra_explanation="; ".join(part for part in (used, extra) if part),
+        noise_margin_source=margin_source(margins),
     )
+
+
+def margin_source(margins) -> str | None:
+    """Where a verdict's noise margins came from (`margins.NoiseMargins.source_text`), or None for a plain dict."""
+    source = getattr(margins, "source_text", None)
+    return source() if source else None
 
 
 def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:

@@ -1,30 +1,57 @@
-"""The A/A noise margin of each metric: how far apart two identical servers land.
+"""The A/A noise margin of each metric: how far apart two fresh instances of one server land, in this sitting.
 
-Notebook 00 measures the same server twice (the A/A control). For every
-metric a verdict is judged on, the ratio of the two twins' medians with its
-95% CI (`loadlab.analysis.noise_floor`) is the band a difference must clear
-to mean anything; the verdict rule (`loadlab.judgements.rule`) uses it as a
-symmetric margin m (the larger of the band's two distances from 1, on the log
-scale). A ratio is unit-free, so a metric shown in MiB or ms gets the band of
-the same quantity recorded in bytes or seconds; CPU share and CPU per request
-are derived from the recorded CPU seconds the same way the notebooks derive
-them. A metric the A/A run cannot speak for (GC pauses, microbenchmark
-counts) gets no margin, and the rule then has no "within noise" verdict.
+Every sitting measures an A/A control: the same server as two conditions,
+randomized like any experiment (notebook 00's plan, `plans.noise`). One A/A
+serves every notebook of a `make reproduce`; a notebook measured alone
+measures its own (`study.measure_or_load(..., aa_control=True)`). A verdict
+only ever uses the A/A of its own run's sitting (`hostfacts.same_sitting`:
+same sitting id, boot and machine); a run with none gets no margin, and its
+record says why.
+
+The margin is a smallest effect of interest, not the precision of an estimate:
+
+    s = 1.0483 * median over pairs i < j of |log x_i - log x_j|   (Shamos)
+    m = exp(z_0.975 * sqrt(2) * s) - 1
+
+s is the between-instance spread of the metric on the log scale: every A/A
+trial is a fresh instance of the same server, both conditions pooled, and
+every pair of them is a pair of instances. Two fresh instances of one server differ on the log
+scale by about N(0, 2 s^2), so 95% of such pairs land within a factor 1 + m
+of each other. A difference smaller than what separates two instances of the
+same server is not a difference of interest. Unlike the width of an interval,
+m does not shrink toward 0 as A/A trials are added: it estimates a spread
+(3.5% between instances here gives m of about 10%).
+
+A disturbed A/A trial (another tenant's burst, say) is handled by a stated
+rule, not silently: a trial farther than 3.5 s from the median of all A/A
+trials is named in `NoiseMargins.disturbed` (the page and each verdict's
+record print it) and left out, and s is taken again on the rest.
+
+A ratio is unit-free, so a metric shown in MiB or ms gets the margin of the
+same quantity recorded in bytes or seconds; derived metrics (CPU share, CPU
+per request) are computed as the notebooks compute them. A metric the A/A run
+cannot speak for (GC pauses, microbenchmark counts) gets no margin, and the
+rule then has no "within noise" verdict for it.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from statistics import NormalDist
 
+import numpy as np
 import pandas as pd
 
-from loadlab import analysis, paths, rundir, tables
-from loadlab.judgements.rule import margin_from_band
+from loadlab import hostfacts, paths, rundir, tables
 
-NOISE_FLOOR_FILE = "noise-floor.json"
+AA_EXPERIMENT_PREFIX = "00-aa-noise-"
+# 95% of pairs of fresh instances of one server land within the margin of each other.
+PAIR_COVERAGE = 0.95
+# For normal data the median of |x_i - x_j| is 0.954 sigma: sigma = 1.0483 x that median (Shamos).
+SHAMOS_TO_SD = 1.0483
+DISTURBED_SPREADS = 3.5
 # Metrics the notebooks compute from recorded columns, computed the same way here.
 DERIVED_METRICS = {
     "server_cpu_pct": lambda trials: 100 * trials["server_cpu_seconds"] / trials["duration_s"],
@@ -33,8 +60,76 @@ DERIVED_METRICS = {
     "cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
     "server_cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
 }
+# The metrics the verdicts are judged on that an A/A run records (notebook 00 shows each one's margin).
+AA_METRICS = ("throughput_rps", "memory_peak_mib", "latency_p99_s", "server_cpu_pct",
+              "server_cpu_user_pct_of_allowance", "cpu_us_per_request", "tasks_peak")
 # Unit suffixes that name the same quantity in another unit (a ratio does not see the unit).
 _SAME_QUANTITY_SUFFIXES = ("_bytes", "_mib", "_mb", "_s", "_ms", "_us", "_seconds")
+
+
+class NoiseMargins(dict):
+    """{metric: m}, with where the margins came from: the A/A run, or why there is none."""
+
+    def __init__(self, margins=(), aa_run_id: str | None = None, why: str = "", disturbed=None, spreads=None):
+        super().__init__(margins)
+        self.aa_run_id = aa_run_id
+        self.why = why
+        self.disturbed = dict(disturbed or {})
+        self.spreads = dict(spreads or {})
+
+    def source_text(self) -> str:
+        if self.aa_run_id is None:
+            return f"no noise margin: {self.why}"
+        disturbed = "; ".join(f"{metric}: trials {', '.join(map(str, trials))}"
+                              for metric, trials in self.disturbed.items() if trials)
+        return (f"noise margins from this sitting's A/A run {self.aa_run_id}"
+                + (f" (disturbed A/A trials, named and left out of the spread: {disturbed})" if disturbed else ""))
+
+
+def margin_table(margins: NoiseMargins) -> pd.DataFrame:
+    """One row per metric: its between-instance spread s and margin m (as fractions), the noise band, the disturbed
+    A/A trials named."""
+    rows = [{"metric": metric, "instance_spread": margins.spreads.get(metric, math.nan), "margin": margin,
+             "noise_band": f"{1 / (1 + margin):.3f} to {1 + margin:.3f}",
+             "disturbed_trials": ", ".join(map(str, margins.disturbed.get(metric) or [])) or "none"}
+            for metric, margin in margins.items()]
+    return pd.DataFrame(rows, columns=["metric", "instance_spread", "margin", "noise_band", "disturbed_trials"])
+
+
+def margin_from_spread(spread: float) -> float:
+    """m = exp(z * sqrt(2) * s) - 1: the factor within which 95% of pairs of fresh instances land."""
+    if not math.isfinite(spread) or spread < 0:
+        return math.nan
+    z = NormalDist().inv_cdf(0.5 + PAIR_COVERAGE / 2)
+    return math.exp(z * math.sqrt(2.0) * spread) - 1.0
+
+
+def _shamos(logs: np.ndarray) -> float:
+    upper = np.triu_indices(logs.size, k=1)
+    return SHAMOS_TO_SD * float(np.median(np.abs(logs[:, None] - logs[None, :])[upper]))
+
+
+def instance_spread(trials: pd.DataFrame, column: str) -> tuple[float, list]:
+    """(s, disturbed trials): the between-instance spread of log(column) over the A/A's fresh instances, and the
+    trials left out of it as disturbed.
+
+    s is Shamos's estimator, SHAMOS_TO_SD x the median of |log x_i - log x_j| over every pair of instances: every
+    A/A trial is an instance of the same server, so each pair is exactly what the margin is about, and no
+    centring is needed (which would bias a MAD low at 6 trials a side). The rule for a disturbed trial: one
+    farther than DISTURBED_SPREADS * s from the median is named and left out, and s is taken again on the rest.
+    """
+    values = pd.to_numeric(trials[column], errors="coerce")
+    keep = values.notna() & (values > 0)
+    logs = np.log(values[keep].to_numpy(dtype=float))
+    if logs.size < 4:
+        return math.nan, []
+    names = list(trials.loc[keep, "trial"] if "trial" in trials else trials.index[keep])
+    spread = _shamos(logs)
+    far = np.abs(logs - np.median(logs)) > DISTURBED_SPREADS * spread if spread > 0 else np.zeros(logs.size, bool)
+    if far.any() and (~far).sum() >= 4:
+        spread = _shamos(logs[~far])
+    disturbed = [name for name, out in zip(names, far) if out]
+    return spread, [int(n) if isinstance(n, (int, np.integer)) else n for n in disturbed]
 
 
 def _recorded_column(metric: str, columns: Iterable[str]) -> str | None:
@@ -50,52 +145,56 @@ def _recorded_column(metric: str, columns: Iterable[str]) -> str | None:
     return None
 
 
-def noise_bands(aa_trials: pd.DataFrame, metrics: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """{metric: (low, high)}: the A/A ratio-of-medians CI of each metric that the A/A run recorded."""
-    evidence = aa_trials
-    if "loadgen_saturated" in evidence.columns:
-        evidence = evidence[~evidence["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)]
-    bands = {}
+def _evidence(aa_trials: pd.DataFrame) -> pd.DataFrame:
+    evidence = aa_trials[aa_trials["status"] == "ok"] if "status" in aa_trials else aa_trials
+    for flag in ("loadgen_saturated", "stalled"):
+        if flag in evidence.columns:
+            evidence = evidence[~evidence[flag].astype("boolean").fillna(False).astype(bool)]
+    return evidence
+
+
+def margins_from_aa(aa_trials: pd.DataFrame, metrics: Iterable[str], aa_run_id: str | None = None) -> NoiseMargins:
+    """The margin of every metric the A/A trials recorded (module docstring)."""
+    evidence = _evidence(aa_trials)
+    margins, disturbed, spreads = {}, {}, {}
     for metric in dict.fromkeys(metrics):
         if not isinstance(metric, str):
             continue
         if metric in DERIVED_METRICS:
             try:
-                derived = DERIVED_METRICS[metric](evidence)
+                frame, column = evidence.assign(**{metric: DERIVED_METRICS[metric](evidence)}), metric
             except KeyError:  # an A/A run recorded before the column existed: no margin for it
                 continue
-            frame, column = evidence.assign(**{metric: derived}), metric
         else:
             frame, column = evidence, _recorded_column(metric, evidence.columns)
         if column is None:
             continue
-        floor = analysis.noise_floor(frame, metric=column)
-        low, high = floor.get("ratio_ci_low", math.nan), floor.get("ratio_ci_high", math.nan)
-        if math.isfinite(low) and math.isfinite(high):
-            bands[metric] = (float(low), float(high))
-    return bands
+        spread, named = instance_spread(frame, column)
+        if math.isfinite(spread):
+            margins[metric], disturbed[metric], spreads[metric] = margin_from_spread(spread), named, spread
+    return NoiseMargins(margins, aa_run_id=aa_run_id, disturbed=disturbed, spreads=spreads)
 
 
-def aa_trials(profile: str, reports_dir: Path | None = None, raw_dir: Path | None = None) -> pd.DataFrame | None:
-    """The trials of the A/A run notebook 00 used (its noise-floor.json names it), or the newest one."""
-    reports_dir = Path(reports_dir or paths.REPORTS_DIR)
+def aa_run_in_sitting(sitting: dict | None, raw_dir: Path | None = None) -> Path | None:
+    """The newest complete A/A run measured in `sitting`, or None."""
+    for run in rundir.list_runs(Path(raw_dir or paths.RAW_DIR)):
+        if not str(run["experiment"] or "").startswith(AA_EXPERIMENT_PREFIX) or run["status"] != rundir.STATUS_COMPLETE:
+            continue
+        manifest = rundir.RunDirectory(Path(run["path"])).read_manifest()
+        if hostfacts.same_sitting((manifest.get("provenance") or {}).get("sitting"), sitting):
+            return Path(run["path"])
+    return None
+
+
+def noise_margins(study, metrics: Iterable[str], raw_dir: Path | None = None) -> NoiseMargins:
+    """{metric: m} for a run (a `study.Study` or its manifest), from the A/A run of that run's sitting only."""
+    manifest = study if isinstance(study, dict) else study.manifest
+    sitting = (manifest.get("provenance") or {}).get("sitting")
+    if not sitting:
+        return NoiseMargins(why=f"run {manifest.get('run_id')} records no sitting (measured before sittings were "
+                                "recorded), so no A/A control can be shown to share its machine and sitting")
     raw_dir = Path(raw_dir or paths.RAW_DIR)
-    recorded = reports_dir / NOISE_FLOOR_FILE
-    run_dir = None
-    if recorded.exists():
-        run_id = json.loads(recorded.read_text()).get("run_id")
-        if run_id:
-            run_dir = rundir.find_run(run_id, raw_dir)
-    if run_dir is None:
-        run_dir = rundir.latest_run(f"00-aa-noise-{profile}", raw_dir)
-    if run_dir is None:
-        return None
-    return tables.load_run(run_dir, raw_dir)["trials"]
-
-
-def noise_margins(profile: str, metrics: Iterable[str]) -> dict[str, float]:
-    """{metric: m}: the rule's noise margin of each metric the profile's A/A run recorded."""
-    trials = aa_trials(profile)
-    if trials is None:
-        return {}
-    return {metric: margin_from_band(low, high) for metric, (low, high) in noise_bands(trials, metrics).items()}
+    aa_dir = aa_run_in_sitting(sitting, raw_dir)
+    if aa_dir is None:
+        return NoiseMargins(why=f"no complete A/A run in the sitting of run {manifest.get('run_id')}")
+    return margins_from_aa(tables.load_run(aa_dir, raw_dir)["trials"], metrics, aa_run_id=aa_dir.name)

@@ -24,8 +24,13 @@ import pandas as pd
 from loadlab import stats
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
 from loadlab.profiles.folded import FRAME_SEPARATOR
+from loadlab.profiles.schema import MIN_PROFILE_SAMPLES
+
+# A trial whose profile holds fewer samples than this gives no share worth an interval (profiles.schema says why).
+MIN_SAMPLES = MIN_PROFILE_SAMPLES
+TOO_FEW_SAMPLES = "too few profile samples"
 
 CONFIDENCE = 0.95
 SOURCES = {"go": "pprof", "java-platform": "jfr", "java-virtual": "jfr", "rust": "perf", "python": "py-spy"}
@@ -57,13 +62,31 @@ def trial_shares(cpu_stacks: pd.DataFrame, patterns: dict[str, str], source: str
 
 
 def evidence_shares(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, label: str, patterns: dict[str, str]) -> tuple[pd.DataFrame, list]:
-    """trial_shares for the evidence trials of `label` (ok, loadgen not saturated), and the trials left out."""
+    """trial_shares for the evidence trials of `label` (ok, loadgen not saturated, at least MIN_SAMPLES profile
+    samples), and the trials left out with why."""
     rows = trials[trials["label"] == label]
     keep = evidence_policy.evidence_rows(rows)
     excluded = [{"trial": int(r["trial"]), "label": label, "reason": evidence_policy.exclusion_reason(r)}
                 for r in rows.to_dict("records") if int(r["trial"]) not in set(keep["trial"])]
     shares = trial_shares(cpu_stacks[cpu_stacks["trial"].isin(keep["trial"])], patterns, SOURCES[label])
+    if not shares.empty:
+        few = shares["samples"] < MIN_SAMPLES
+        excluded += [{"trial": int(r["trial"]), "label": label, "reason": f"{TOO_FEW_SAMPLES} ({int(r['samples'])})"}
+                     for r in shares[few].to_dict("records")]
+        shares = shares[~few].reset_index(drop=True)
     return shares, excluded
+
+
+def too_few_samples(claim: Claim, label: str, excluded: list, notebook: str, run_id: str, context: str) -> Verdict | None:
+    """"not testable here" with the counts, when every evidence trial of `label` had too few profile samples."""
+    counts = [item["reason"].rsplit("(", 1)[-1].rstrip(")") for item in excluded
+              if item["label"] == label and item["reason"].startswith(TOO_FEW_SAMPLES)]
+    if not counts:
+        return None
+    return Verdict(claim.id, NOT_TESTABLE,
+                   f"{SOURCES[label]} sampled too few stacks: {', '.join(counts)} samples in the evidence trials' windows, "
+                   f"fewer than the {MIN_SAMPLES} per trial a share needs (profiles.MIN_PROFILE_SAMPLES)",
+                   notebook, run_id, context=context, excluded=excluded)
 
 
 def summary(values) -> stats.MedianEstimate:
@@ -113,8 +136,9 @@ def flame_go(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, claim: Claim, noteb
     threshold = float(str(claim.values.get("runtime.gopark", "< 3")).lstrip("<").strip())
     shares, excluded = evidence_shares(trials, cpu_stacks, "go", GO_PATTERNS)
     if shares.empty:
-        return Verdict(claim.id, INCONCLUSIVE, "no Go CPU profile from an evidence trial", notebook, run_id,
-                       context=context, excluded=excluded)
+        return too_few_samples(claim, "go", excluded, notebook, run_id, context) or Verdict(
+            claim.id, INCONCLUSIVE, "no Go CPU profile from an evidence trial", notebook, run_id, context=context,
+            excluded=excluded)
     estimates = {name: summary(shares[f"{name}_total_pct"]) for name in GO_PATTERNS}
     gopark_side = side_of(estimates["gopark"], threshold)
     # "The main cost": net.(*conn).Read's share against each other part a Go server's profile splits into.
@@ -153,8 +177,6 @@ JAVA_PATTERNS = {
 }
 # A "significant hot spot": at least this per cent of the CPU samples, or of the windows' time spent blocked there.
 HOT_SPOT_PCT = 5.0
-# Fewer JFR samples than this in a trial give no share worth an interval.
-MIN_SAMPLES = 50
 
 
 def flame_java(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, blocking_events: pd.DataFrame, claim: Claim,
@@ -243,8 +265,9 @@ def flame_rust(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, claim: Claim, not
     """S1-flame-rust: samples almost entirely in tokio's I/O driver poll and Buf::advance."""
     shares, excluded = evidence_shares(trials, cpu_stacks, "rust", RUST_PATTERNS)
     if shares.empty:
-        return Verdict(claim.id, INCONCLUSIVE, "no perf profile from an evidence trial of rust", notebook, run_id,
-                       context=context, excluded=excluded)
+        return too_few_samples(claim, "rust", excluded, notebook, run_id, context) or Verdict(
+            claim.id, INCONCLUSIVE, "no perf profile from an evidence trial of rust", notebook, run_id,
+            context=context, excluded=excluded)
     estimates = {name: summary(shares[f"{name}_total_pct"]) for name in RUST_PATTERNS}
     side = side_of(estimates["claimed_either"], ALMOST_ENTIRELY_PCT)
     verdict = {"below": CONTRADICTED, "above": HOLDS}.get(side, INCONCLUSIVE)

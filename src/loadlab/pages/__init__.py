@@ -4,7 +4,7 @@
   versions, the source's setup beside this one);
 - claim_rows: per verdict, claimed and measured values, ratios, the command
   that reproduces it and links to its data;
-- noise_bands: the A/A band of each metric, for forest plots;
+- noise_band_columns: each verdict's own A/A noise band, for forest plots;
 - capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences;
 - overload_reading: notebook 02's reading of where an overload's backlog waited;
 - replication: notebook 99's "does a second run agree?" from reports/replication.json;
@@ -15,7 +15,7 @@
 
 from .capacity import capacity_ranking_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import detectable_effect_text, isolation_reading, noise_band_columns, noise_bands, sitting_note, verdict_forest_rows
+from .noise import detectable_effect_text, isolation_reading, noise_band_columns, sitting_note, verdict_forest_rows
 from .overload import overload_reading
 from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
@@ -36,7 +36,6 @@ __all__ = [
     "noise_band_columns",
     "overload_reading",
     "sitting_note",
-    "noise_bands",
     "verdict_forest_rows",
     "provenance_html",
     "runtime_versions",

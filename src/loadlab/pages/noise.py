@@ -9,26 +9,26 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from loadlab.judgements.margins import NOISE_FLOOR_FILE, aa_trials, noise_bands, noise_margins  # noqa: F401  (re-exported)
 from loadlab.judgements.rule import noise_band
 
 
-def noise_band_columns(rows: pd.DataFrame, metric_column: str, profile: str) -> pd.DataFrame:
-    """`rows` with ``noise_low`` / ``noise_high``: the noise band the rule used for each row's metric (NaN where none).
+def noise_band_columns(rows: pd.DataFrame, margin_column: str = "noise_margin") -> pd.DataFrame:
+    """`rows` with ``noise_low`` / ``noise_high``: each row's own noise band [1/(1+m), 1+m] (NaN where it had none).
 
-    The band is [1/(1+m), 1+m] with m the metric's A/A margin, the very band
-    the verdict rule calls "within noise".
+    m is the margin the verdict was judged with (its record's `noise_margin`,
+    from the A/A run of the verdict's own sitting), so the band drawn is the
+    very band the verdict rule called "within noise".
     """
-    margins = noise_margins(profile, [m for m in rows[metric_column].dropna() if isinstance(m, str)])
-    bands = {metric: noise_band(margin) for metric, margin in margins.items() if math.isfinite(margin)}
-    return rows.assign(
-        noise_low=[bands.get(metric, (math.nan, math.nan))[0] for metric in rows[metric_column]],
-        noise_high=[bands.get(metric, (math.nan, math.nan))[1] for metric in rows[metric_column]],
-    )
+    margins = pd.to_numeric(rows[margin_column], errors="coerce") if margin_column in rows else pd.Series(math.nan, rows.index)
+    bands = [noise_band(m) if math.isfinite(m) and m > 0 else (math.nan, math.nan) for m in margins]
+    return rows.assign(noise_low=[b[0] for b in bands], noise_high=[b[1] for b in bands])
 
 
-def verdict_forest_rows(verdicts, profile: str) -> pd.DataFrame:
-    """One forest-plot row per verdict record: label "claim (candidate / baseline)", its metric and noise band."""
+def verdict_forest_rows(verdicts, profile: str | None = None) -> pd.DataFrame:
+    """One forest-plot row per verdict record: label "claim (candidate / baseline)", its metric and noise band.
+
+    `profile` is accepted for older notebooks and unused: each row carries its own margin.
+    """
     rows = pd.DataFrame([vars(v) if not isinstance(v, dict) else v for v in verdicts])
     if rows.empty:
         return rows
@@ -38,7 +38,7 @@ def verdict_forest_rows(verdicts, profile: str) -> pd.DataFrame:
         metric=[m.get("metric") if isinstance(m, dict) else None for m in rows["measured"]])
     for column in ("measured_ratio", "ratio_ci_low", "ratio_ci_high", "claimed_ratio"):
         rows[column] = pd.to_numeric(rows[column], errors="coerce")
-    return noise_band_columns(rows, "metric", profile)
+    return noise_band_columns(rows)
 
 
 # Consecutive windows of one quiet instance differ by about 1-2% here (issue 13's measurement); well above that,

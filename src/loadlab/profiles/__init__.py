@@ -69,6 +69,7 @@ from .pprof import (
 from .pyspy import read_pyspy_raw
 from .schema import (
     GC_EVENT_COLUMNS,
+    MIN_PROFILE_SAMPLES,
     STACK_COLUMNS,
     THREAD_COUNT_COLUMNS,
     gc_events_frame,
@@ -77,6 +78,7 @@ from .schema import (
 )
 
 __all__ = [
+    "MIN_PROFILE_SAMPLES",
     "flame_figure",
     "GC_EVENT_COLUMNS",
     "STACK_COLUMNS",

@@ -24,6 +24,7 @@ import zlib
 import pandas as pd
 
 from .flamelayout import add_share_change, change_color, change_scale, flame_layout, frame_color
+from .schema import MIN_PROFILE_SAMPLES
 
 CHAR_WIDTH_EM = 0.59  # average glyph width of Verdana/DejaVu Sans, in em (flamegraph.pl uses the same)
 
@@ -119,6 +120,15 @@ def _label(name: str, width_px: float, char_px: float) -> str:
     return name if len(name) <= fit else name[: fit - 2] + ".."
 
 
+def _too_few_samples_svg(title: str, counted: int, needed: int, width_px: int, font_size_px: float) -> str:
+    note = (f"No flame graph for {title}: {counted:,} samples, fewer than the {needed:,} a share of them needs "
+            "(not testable here).")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width_px}" height="28" '
+            f'class="loadlab-flamegraph loadlab-too-few-samples"><text x="10" y="18" '
+            f'style="font-family: Verdana, \'DejaVu Sans\', sans-serif; font-size: {font_size_px}px; font-style: italic">'
+            f'{html.escape(note)}</text></svg>')
+
+
 def flamegraph_svg(
     stacks: pd.DataFrame,
     title: str = "Flame graph",
@@ -130,8 +140,12 @@ def flamegraph_svg(
     inverted: bool = False,
     count_name: str = "samples",
     element_id: str | None = None,
+    min_samples: int | None = None,
 ) -> str:
     """The interactive flame graph of `stacks` (schema.stacks_frame) as SVG text.
+
+    A profile of fewer than `min_samples` samples (default: schema.MIN_PROFILE_SAMPLES,
+    when `count_name` is "samples") is not drawn: the SVG then holds one line saying so, with the count.
 
     baseline: another stacks table; then the graph is differential (widths
     from `stacks`, red/blue by the change in each frame's share of samples
@@ -144,6 +158,11 @@ def flamegraph_svg(
     """
     pad = 10
     usable = width_px - 2 * pad
+    if min_samples is None:
+        min_samples = MIN_PROFILE_SAMPLES if count_name == "samples" else 0
+    counted = int(pd.to_numeric(stacks["count"], errors="coerce").fillna(0).sum()) if "count" in stacks else 0
+    if counted < min_samples:
+        return _too_few_samples_svg(title, counted, min_samples, width_px, font_size_px)
     layout = flame_layout(stacks, min_fraction=min_width_px / usable)
     total = layout.attrs["total"]
     differential = baseline is not None

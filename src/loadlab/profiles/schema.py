@@ -115,3 +115,11 @@ def stacks_frame(counts: Mapping[str, int] | Iterable[tuple[str, int]] = ()) -> 
             "count": np.fromiter((merged[stack] for stack in stacks), dtype=np.int64, count=len(stacks)),
         }
     )
+
+
+# The fewest samples a profile share, a profile-based verdict or a flame graph is drawn from (per trial for a
+# verdict, in all for a graph). Below 100, one sample is a whole percentage point or more of every share, a third
+# of the smallest threshold a claim names (S1-flame-go's 3%), and a share's binomial standard error at a 5% hot
+# spot is over 2 points: the graph would show noise as structure. JFR samples only threads running Java code, so
+# an I/O-bound Java server can give fewer (06's java-platform gave 7 in a window): that is "not testable here".
+MIN_PROFILE_SAMPLES = 100

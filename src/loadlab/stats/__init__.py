@@ -36,7 +36,7 @@ from .median import (
 )
 from .outliers import TukeyFences, tukey_fences, tukey_outliers
 from .ratio import RatioEstimate, ratio_of_medians_ci
-from .shift import ShiftRatioInterval, minimum_trials_for_shift_interval, shift_ratio_interval
+from .shift import ShiftRatioInterval, interval_p_value, minimum_trials_for_shift_interval, shift_ratio_interval
 from .significance import MannWhitneyResult, holm_adjust, mann_whitney, minimum_two_sided_p_value
 
 __all__ = [
@@ -67,6 +67,7 @@ __all__ = [
     "merge_value_counts",
     "percentile_column",
     "minimum_trials_for_median_ci",
+    "interval_p_value",
     "minimum_trials_for_shift_interval",
     "minimum_two_sided_p_value",
     "percentiles_from_counts",

@@ -71,6 +71,28 @@ def _depth(m: int, n: int, confidence: float) -> tuple[int, float] | None:
     return k, float(1.0 - 2.0 * cumulative[k - 1])
 
 
+def interval_p_value(baseline: ArrayLike, candidate: ArrayLike) -> float:
+    """The exact two-sided level at which the shift interval just reaches 1: its own p-value.
+
+    The interval at `confidence` excludes 1 exactly when this p <= 1 - confidence
+    (its achieved level), ties included: the closed interval's low end lies above
+    log 1 = 0 when at most k - 1 pairwise differences are <= 0, so a zero
+    difference (a tie) counts against a difference, and p is
+    2 min(P(U <= #neg + #zero), P(U <= #pos + #zero)) under the untied null
+    distribution of U. On tied data this is conservative, never anti-conservative;
+    on untied data it equals the exact Mann-Whitney p.
+    """
+    baseline_sample = as_sample(baseline, "baseline")
+    candidate_sample = as_sample(candidate, "candidate")
+    m, n = baseline_sample.size, candidate_sample.size
+    differences = (np.log(candidate_sample)[None, :] - np.log(baseline_sample)[:, None]).ravel()
+    zero = int(np.count_nonzero(differences == 0))
+    below = int(np.count_nonzero(differences < 0)) + zero
+    above = int(np.count_nonzero(differences > 0)) + zero
+    cumulative = np.cumsum(_u_distribution(m, n))
+    return float(min(1.0, 2.0 * min(cumulative[min(below, m * n)], cumulative[min(above, m * n)])))
+
+
 def minimum_trials_for_shift_interval(confidence: float) -> int:
     """The fewest trials per side (equal groups) for which an interval at `confidence` exists."""
     confidence = check_confidence(confidence)
