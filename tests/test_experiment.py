@@ -173,3 +173,14 @@ def test_a_server_of_its_own_profilers_replaces_the_experiments_list_for_it_alon
     assert {c["label"]: c["config"].profilers for c in experiment.conditions()} == {"a": ("pprof",), "b": ("perf",)}
     with pytest.raises(ParameterError, match="profilers"):
         Experiment.from_dict(with_changes(servers__1__profilers=["dtrace"]))
+
+
+def test_a_file_without_a_required_field_names_the_file_and_the_missing_field(tmp_path):
+    from loadlab.errors import ParameterError
+    from loadlab.experiment import Experiment
+
+    path = tmp_path / "nameless.yaml"
+    path.write_text("servers: [{server: go-nethttp}]\nload: {mode: closed, route: /json, connections: [8]}\n")
+    with pytest.raises(ParameterError) as raised:
+        Experiment.from_yaml(path)
+    assert str(raised.value).startswith(f"{path}: the field name is missing: name must be ")

@@ -110,3 +110,13 @@ def test_executing_a_notebook_sets_batch_mode_for_its_kernel_only(tmp_path, monk
     executed = report.execute(path, "smoke", None, output_dir=tmp_path / "executed", log=lambda m: None)
     assert executed.is_file()
     assert os.environ.get("LOADLAB_BATCH") == callers_value
+
+
+def test_only_a_kernel_that_never_started_is_started_again():
+    from loadlab import report
+
+    assert report.kernel_start_race(RuntimeError("Kernel died before replying to kernel_info"))
+    assert report.kernel_start_race(OSError("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"))
+    failed_in_a_cell = type("PapermillExecutionError", (Exception,), {})("Address already in use")
+    assert not report.kernel_start_race(failed_in_a_cell)
+    assert not report.kernel_start_race(ValueError("profile must be one of smoke, quick, full"))

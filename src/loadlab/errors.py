@@ -16,14 +16,17 @@ class ParameterError(LoadlabError, ValueError):
     `where` (a file) comes first when the parameter is a field of a file.
     """
 
-    def __init__(self, parameter: str, value: object, allowed: str | Iterable[str], where: str | None = None):
+    def __init__(self, parameter: str, value: object, allowed: str | Iterable[str], where: str | None = None,
+                 missing: bool = False):
         if not isinstance(allowed, str):
             allowed = "one of " + ", ".join(str(a) for a in allowed)
         self.parameter = parameter
         self.value = value
         self.allowed = allowed
         self.where = where
-        message = f"{parameter}={value!r} is not allowed: {parameter} must be {allowed}"
+        self.missing = missing
+        message = (f"the field {parameter} is missing: {parameter} must be {allowed}" if missing
+                   else f"{parameter}={value!r} is not allowed: {parameter} must be {allowed}")
         super().__init__(f"{where}: {message}" if where else message)
 
 

@@ -135,9 +135,10 @@ class Experiment(_KnownFields):
 
     # ---- construction -------------------------------------------------
     @classmethod
-    def from_dict(cls, document: dict) -> Experiment:
-        """An experiment from its YAML form; raises ParameterError naming the first wrong field's path."""
-        schemas.check(document, "experiment")  # unknown keys and wrong types, before anything is built
+    def from_dict(cls, document: dict, where: str | None = None) -> Experiment:
+        """An experiment from its YAML form; raises ParameterError naming the first wrong field's path (and the
+        file, `where`)."""
+        schemas.check(document, "experiment", where)  # unknown keys, missing fields and wrong types, first
         entries = [
             ServerEntry(
                 server=raw["server"], variant=raw.get("variant"),
@@ -190,7 +191,14 @@ class Experiment(_KnownFields):
             document = yaml.safe_load(path.read_text())
         except yaml.YAMLError as error:
             raise ParameterError("experiment file", str(path), f"valid YAML ({error})") from None
-        return cls.from_dict(document)
+        try:
+            return cls.from_dict(document, where=str(path))
+        except ParameterError as error:
+            if error.where:
+                raise
+            # A check past the schema (labels, knobs, CPU sets) names the field; the file is named here.
+            raise ParameterError(error.parameter, error.value, error.allowed, where=str(path),
+                                 missing=error.missing) from None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

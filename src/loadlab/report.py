@@ -22,6 +22,7 @@ from pathlib import Path
 
 from loadlab import paths, rundir
 from loadlab.errors import ParameterError
+from loadlab.hostfacts import SITTING_ENV
 from loadlab.judgements import replication
 from loadlab.pages.claim_table import data_links
 from loadlab.plans import PROFILE_NAMES
@@ -73,6 +74,23 @@ def _environment(**variables: str):
                 os.environ[name] = value
 
 
+# jupyter_client picks the kernel's five ZMQ ports by binding port 0 and closing it, and the kernel binds them
+# a moment later: another process on the machine (a second kernel, a loadgen) can take one in between, and the
+# kernel then dies before it answers. That race is inherent to the protocol, so a kernel that never started is
+# started again; a notebook that failed in a cell is never re-run.
+KERNEL_START_ATTEMPTS = 3
+_KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Address already in use",
+                          "Kernel didn't respond in")
+
+
+def kernel_start_race(error: BaseException) -> bool:
+    """Whether `error` is a kernel that never started (the ZMQ port race), not a failure inside the notebook."""
+    if type(error).__name__ == "PapermillExecutionError":
+        return False
+    text = f"{type(error).__name__}: {error}"
+    return any(marker in text for marker in _KERNEL_START_FAILURES)
+
+
 def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
@@ -88,10 +106,18 @@ def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir:
     log(f"[{notebook.stem}] executing (profile={profile}, run_id={run_id})")
     # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
     with _environment(LOADLAB_BATCH="1"):
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
-            cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True, execution_timeout=CELL_TIMEOUT_S,
-        )
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            try:
+                papermill.execute_notebook(
+                    str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+                    cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
+                    execution_timeout=CELL_TIMEOUT_S,
+                )
+                break
+            except Exception as error:  # noqa: BLE001  (only a kernel that never started is retried)
+                if attempt == KERNEL_START_ATTEMPTS or not kernel_start_race(error):
+                    raise
+                log(f"[{notebook.stem}] the kernel did not start ({error}); a port race, trying again")
     log(f"[{notebook.stem}] done in {time.monotonic() - started:.0f} s")
     return output
 
@@ -236,14 +262,17 @@ def build_collection(profile: str, run_id: str | None = None, only: list[str] | 
     if run_id is None:
         reference = replication.keep_reference(paths.VERDICTS_DIR, Path(tempfile.mkdtemp(prefix="loadlab-reference-")))
     compared = False
-    for number, notebook in enumerate(notebooks, start=1):
-        if reference is not None and not compared and notebook.stem.startswith(SUMMARY_PREFIX):
-            # The summary shows the comparison, so it is written once every verdict of this run exists.
-            _write_replication(reference, log)
-            compared = True
-        log(f"notebook {number}/{len(notebooks)}: {notebook.name}")
-        executed.append(execute(notebook, profile, run_id, log=log))
-        export_html(executed[-1])
+    # Every notebook measured by this command is one sitting: they share its A/A control (judgements.margins).
+    sitting = os.environ.get(SITTING_ENV) or f"sitting-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
+    with _environment(**{SITTING_ENV: sitting}):
+        for number, notebook in enumerate(notebooks, start=1):
+            if reference is not None and not compared and notebook.stem.startswith(SUMMARY_PREFIX):
+                # The summary shows the comparison, so it is written once every verdict of this run exists.
+                _write_replication(reference, log)
+                compared = True
+            log(f"notebook {number}/{len(notebooks)}: {notebook.name}")
+            executed.append(execute(notebook, profile, run_id, log=log))
+            export_html(executed[-1])
     if reference is not None and not compared:
         _write_replication(reference, log)
     everything = sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb"))

@@ -17,6 +17,7 @@ import docker
 import docker.errors
 
 from loadlab.errors import DockerUnavailableError
+from loadlab.harness.apt import apt_install
 
 DOCKERD_LOG = Path("/var/log/loadlab-dockerd.log")
 ENGINE_START_TIMEOUT_S = 60.0
@@ -56,12 +57,7 @@ def _can_bootstrap() -> str | None:
 
 
 def _install_docker_io(log) -> None:
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    log("installing Debian's docker.io (apt-get)")
-    subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
-    subprocess.run(
-        ["apt-get", "install", "-y", "-q", "docker.io"], check=True, env=env, stdout=subprocess.DEVNULL
-    )
+    apt_install("docker.io", log=log)
 
 
 def _raise_open_file_limit() -> None:

@@ -29,6 +29,7 @@ import docker.errors
 
 from loadlab import paths
 from loadlab.errors import BuildError, BuildInputUnavailable, ParameterError
+from loadlab.harness.apt import apt_install
 from loadlab.servers import LOADGEN, ServerSpec, loadgen_image
 
 BASE_IMAGE = "loadlab/base:trixie"
@@ -221,10 +222,7 @@ def _debootstrap_base(client: docker.DockerClient, log) -> None:
             "run `make images` as root once, or load an image with `docker load`."
         )
     if shutil.which("debootstrap") is None:
-        log("installing debootstrap (apt-get)")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-q"], check=True, env=env, stdout=subprocess.DEVNULL)
-        subprocess.run(["apt-get", "install", "-y", "-q", "debootstrap"], check=True, env=env, stdout=subprocess.DEVNULL)
+        apt_install("debootstrap", log=log)
     with tempfile.TemporaryDirectory(prefix="loadlab-rootfs-") as temporary:
         rootfs = Path(temporary) / "trixie"
         log(f"debootstrap trixie from {DEBIAN_MIRROR} (about a minute)")

@@ -77,7 +77,8 @@ def _parameter_error(error: jsonschema.ValidationError, name: str, root: dict, d
         missing = [key for key in error.validator_value if key not in error.instance][0]
         described = error.schema.get("properties", {}).get(missing, {})
         described = _resolve(root, described)
-        return ParameterError(path_text(path + [missing]), None, described.get("description", "present"), where=where)
+        return ParameterError(path_text(path + [missing]), None, described.get("description", "present"), where=where,
+                              missing=True)
     if not path:
         return ParameterError(_DOCUMENT_NAMES[name], type(document).__name__, "a mapping of fields", where=where)
     if isinstance(path[-1], int) and _resolve(root, error.schema).get("type") != "object":
