@@ -39,6 +39,9 @@ def _check_evidence(verdicts, trials, label_column="label"):
                 checked += 1
         for item in verdict.excluded:
             row = by_trial.loc[item["trial"]].to_dict()
+            if str(item["reason"]).startswith((s1.LEVEL_NOT_HELD, s1_profiles.TOO_FEW_SAMPLES)):
+                assert evidence.exclusion_reason(row) is None  # left out for this verdict's kind only, with why
+                continue
             assert item["reason"] == (evidence.exclusion_reason(row) or evidence.METRIC_MISSING)
         if verdict.measured_ratio is not None and verdict.ratio_ci_low is not None:
             assert verdict.ratio_ci_low <= verdict.measured_ratio <= verdict.ratio_ci_high
@@ -101,6 +104,34 @@ def test_a_goroutine_series_covers_the_window_asked_for_not_vegetas_wait_after_i
     trials = s2.with_runtime_metrics({**run, "thread_counts": trimmed})
     row = trials.set_index("trial").loc[longest]
     assert row["duration_s"] * s2.SERIES_MIN_SHARE > kept and pd.notna(row["goroutines_peak"])
+
+
+def test_per_connection_memory_divides_by_the_connections_held_and_names_a_level_not_held(processed):
+    run_id, run = _run("01-runtime-overhead-quick", processed)
+    trials = run["trials"]
+    verdicts = s1.runtime_overhead(trials, run["manifest"], CLAIMS, {}, "01-runtime-overhead", run_id)
+    top = trials[(trials["level"] == trials["level"].max()) & (trials["status"] == "ok")]
+    held = s1.connections_held(trials, trials["level"].min())[top.index]
+    for verdict in (v for v in verdicts if v.claim_id == "S1-rss"):
+        for label in (verdict.baseline, verdict.candidate):
+            short = top.loc[(top["label"] == label) & (held < s1.LEVEL_REACHED_SHARE * top["level"]), "trial"]
+            named = [item for item in verdict.excluded if item["label"] == label
+                     and str(item["reason"]).startswith(s1.LEVEL_NOT_HELD)]
+            assert sorted(item["trial"] for item in named) == sorted(short)
+            assert all(f"{label} held " in item["reason"] and " of 10,000)" in item["reason"] for item in named)
+            if len(short) == len(top[top["label"] == label]) and len(short):
+                assert verdict.verdict == claims.NOT_TESTABLE and f"{label} did not hold the level" in verdict.explanation
+
+
+def test_a_per_connection_quantity_counts_what_the_kernel_counted():
+    trials = pd.DataFrame({
+        "trial": [1, 2, 3, 4], "label": ["a", "a", "b", "b"], "status": "ok", "level": [10, 1000, 10, 1000],
+        "connections_accepted": [11, 1001, 11, 481], "memory": [10.0, 110.0, 10.0, 58.0]})
+    per = s1.per_connection(trials, "memory", 10, 1000)
+    assert per[1] == pytest.approx(100 / 990) and per[3] == pytest.approx(48 / 470)  # held, not asked
+    reasons = s1.level_shortfall(trials, 10)
+    assert reasons[1] is None and reasons[3] == f"{s1.LEVEL_NOT_HELD} (b held 480 of 1,000)"
+    assert evidence.exclusion_reason(s1.with_level_shortfall(trials, 10).iloc[3].to_dict()) == reasons[3]
 
 
 def test_s2_judges_every_claim_it_can(processed):

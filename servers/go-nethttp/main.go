@@ -61,6 +61,27 @@ func cpuHash(rounds uint64) uint64 {
 	return x
 }
 
+// s2YieldRounds: /mixed is S2's work, whose CPU loop called runtime.Gosched()
+// as it went; this loop yields every s2YieldRounds rounds (about 2.5 us of
+// work here), so the scheduler time-slices requests as in S2 and S2-mcall
+// counts the same calls. The hash is the contract's, yields or not.
+const s2YieldRounds = 1024
+
+// cpuHashYielding is cpuHash with a runtime.Gosched() every s2YieldRounds rounds.
+func cpuHashYielding(rounds uint64) uint64 {
+	x := cpuSeed
+	for i := uint64(0); i < rounds; i++ {
+		x ^= i
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		if i%s2YieldRounds == s2YieldRounds-1 {
+			runtime.Gosched()
+		}
+	}
+	return x
+}
+
 func write(w http.ResponseWriter, status int, contentType string, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
@@ -181,7 +202,7 @@ func mixedRoute(w http.ResponseWriter, r *http.Request) {
 		var ms uint64
 		ms, problem = intParam(query, "io", ioMsMax)
 		if problem == "" {
-			hash := cpuHash(n)
+			hash := cpuHashYielding(n)
 			time.Sleep(time.Duration(ms) * time.Millisecond)
 			writeJSON(w, http.StatusOK, mixedResult{n, strconv.FormatUint(hash, 10), ms})
 			return

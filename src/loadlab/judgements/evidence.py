@@ -19,6 +19,9 @@ import pandas as pd
 
 LOADGEN_SATURATED = "loadgen saturated"
 METRIC_MISSING = "metric missing"
+# A trial row may carry why it is no evidence for one kind of verdict (for example, "java-platform held 4,881 of
+# 10,000 connections" for a per-connection quantity): a judgement sets this column on its own copy of the trials.
+SHORTFALL_COLUMN = "evidence_shortfall"
 
 
 @dataclass
@@ -37,8 +40,10 @@ class Evidence:
         return sum(1 for item in self.excluded if item["label"] == label)
 
     def exclusion_counts(self, labels: Sequence[str] | None = None) -> dict[str, int]:
-        """{reason: count} over the given labels (all when None)."""
-        return dict(Counter(item["reason"] for item in self.excluded if labels is None or item["label"] in labels))
+        """{reason: count} over the given labels (all when None); a reason's detail in brackets ("level not held
+        (java-platform held 4,881 of 10,000)") is counted under its general part."""
+        return dict(Counter(str(item["reason"]).split(" (", 1)[0] for item in self.excluded
+                            if labels is None or item["label"] in labels))
 
     def summary(self, labels: Sequence[str]) -> str:
         """'6 + 6 trials used; left out: 5 loadgen saturated' (one line for a verdict's explanation)."""
@@ -57,6 +62,9 @@ def exclusion_reason(row) -> str | None:
     saturated = row.get("loadgen_saturated")
     if saturated is True or (isinstance(saturated, (bool, np.bool_)) and bool(saturated)):
         return LOADGEN_SATURATED
+    shortfall = row.get(SHORTFALL_COLUMN)
+    if isinstance(shortfall, str) and shortfall:
+        return shortfall
     return None
 
 

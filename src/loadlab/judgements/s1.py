@@ -20,25 +20,67 @@ from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import quota_text, setup_text
-from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, Family
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
 FAMILY = Family("S1", 9)
 PAIRS = (("go", "java-platform"), ("go", "rust"))
 
 
+# A trial is evidence for a per-connection quantity only when its server held at least this share of the
+# connections asked: below it, the level was not reached (the rest waited in the listen queue or failed to
+# connect), and the trial measured another level than the one the verdict names.
+LEVEL_REACHED_SHARE = 0.95
+LEVEL_NOT_HELD = f"level not held (under {LEVEL_REACHED_SHARE:.0%} of the connections asked)"
+
+
+def connections_held(trials: pd.DataFrame, low_level) -> pd.Series:
+    """Connections each trial's server held, as the kernel counted them: the TCP connections it accepted in the
+    window (`connections_accepted`, passive opens) less the harness's own few (the low level's median excess over
+    the connections asked). The level asked where a run did not count them."""
+    if "connections_accepted" not in trials or trials["connections_accepted"].isna().all():
+        return trials["level"].astype(float)
+    accepted = pd.to_numeric(trials["connections_accepted"], errors="coerce")
+    low = trials["level"] == low_level
+    harness = float((accepted[low] - trials.loc[low, "level"]).median()) if low.any() else 0.0
+    held = accepted - (harness if np.isfinite(harness) and harness > 0 else 0.0)
+    # A server that closes connections is reconnected to (passive opens then exceed the level); no more than the
+    # level asked is ever held at once.
+    return held.fillna(trials["level"].astype(float)).clip(upper=trials["level"].astype(float))
+
+
+def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
+    """Per trial: why it is no evidence for a per-connection quantity ("java-platform held 4,881 of 10,000
+    connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level."""
+    held = connections_held(trials, low_level)
+    reasons = [f"{LEVEL_NOT_HELD} ({label} held {value:,.0f} of {level:,})"
+               if value < LEVEL_REACHED_SHARE * level else None
+               for label, level, value in zip(trials["label"], trials["level"], held)]
+    return pd.Series(reasons, index=trials.index, dtype=object)
+
+
 def per_connection(trials: pd.DataFrame, metric: str, low_level, high_level) -> pd.Series:
-    """Each top-level trial's `metric` above its server's low-level median, per extra connection.
+    """Each top-level trial's `metric` above its server's low-level median, per connection it held beyond those
+    held at the low level (`connections_held`: counted, not assumed).
 
     The low level's median comes from its evidence trials only; its own
     uncertainty is left out (memory at few connections varies by well under
     1% between trials here, against tens of per cent at the top).
     """
-    low = evidence_policy.evidence_rows(trials[trials["level"] == low_level])
+    held = connections_held(trials, low_level)
+    low_rows = trials["level"] == low_level
+    low = evidence_policy.evidence_rows(trials[low_rows].assign(held=held[low_rows]))
     baseline = low.groupby("label")[metric].median()
-    span = float(high_level - low_level)
-    per = (trials[metric] - trials["label"].map(baseline)) / span
+    baseline_held = low.groupby("label")["held"].median()
+    span = held - trials["label"].map(baseline_held)
+    per = (trials[metric] - trials["label"].map(baseline)) / span.where(span > 0)
     return per.where(trials["level"] == high_level)
+
+
+def with_level_shortfall(trials: pd.DataFrame, low_level) -> pd.DataFrame:
+    """`trials` with the evidence policy's shortfall column set: trials that did not reach their level are no
+    evidence for the per-connection verdicts judged on this copy (judgements.evidence.SHORTFALL_COLUMN)."""
+    return trials.assign(**{evidence_policy.SHORTFALL_COLUMN: level_shortfall(trials, low_level)})
 
 
 def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_level) -> str:
@@ -47,7 +89,7 @@ def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_le
     if low_level >= high_level:
         return ""
     per = per_connection(trials, "tasks_peak", low_level, high_level)
-    evidence = evidence_policy.evidence_rows(trials.assign(threads_per_connection=per))
+    evidence = evidence_policy.evidence_rows(with_level_shortfall(trials, low_level).assign(threads_per_connection=per))
     slopes = evidence[evidence["level"] == high_level].groupby("label")["threads_per_connection"].median()
     parts = [f"{label} {slopes[label]:.2g}" for label in labels if label in slopes and np.isfinite(slopes[label])]
     if not parts:
@@ -153,9 +195,11 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     context = f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests, wrk -t4 -c100000, 4 cores"
     data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials))
     low_level = trials["level"].min()
-    memory_metric = "memory_peak_mib"
+    memory_metric, memory_data = "memory_peak_mib", data
     if low_level < level:
-        data = data.assign(memory_per_connection_kib=1024 * per_connection(data, "memory_peak_mib", low_level, level))
+        # Per connection held: a trial whose server did not hold its level is no evidence here, and says so.
+        memory_data = with_level_shortfall(data, low_level).assign(
+            memory_per_connection_kib=1024 * per_connection(data, "memory_peak_mib", low_level, level))
         memory_metric = "memory_per_connection_kib"
     has_user_cpu = "server_cpu_user_seconds" in data.columns and data["server_cpu_user_seconds"].notna().any()
     if has_user_cpu:
@@ -164,14 +208,16 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     verdicts = []
     for baseline, candidate in PAIRS:
         labels, keys = (baseline, candidate), (baseline, candidate)
-        verdicts.append(judge_claimed_ratio(
-            claims["S1-rss"], data, memory_metric, labels, keys, FAMILY, margins, notebook, run_id, level, context,
-            extra=(f"memory per extra connection between {low_level} and {level} connections" if memory_metric != "memory_peak_mib"
-                   else "peak memory at one level")))
+        verdicts.append(unheld_level(judge_claimed_ratio(
+            claims["S1-rss"], memory_data, memory_metric, labels, keys, FAMILY, margins, notebook, run_id, level, context,
+            extra=(f"memory per extra connection held (counted by the kernel) between {low_level} and {level} "
+                   f"connections asked; a trial whose server held under {LEVEL_REACHED_SHARE:.0%} of its level is "
+                   "no evidence" if memory_metric != "memory_peak_mib" else "peak memory at one level"))))
         if has_user_cpu:
-            verdicts.append(judge_claimed_ratio(claims["S1-cpu-user"], data, "server_cpu_user_pct_of_allowance", labels,
-                                                keys, FAMILY, margins, notebook, run_id, level, context,
-                                                extra="user-mode CPU as a share of the CPU each server was given"))
+            verdicts.append(weigh_absolutes(judge_claimed_ratio(
+                claims["S1-cpu-user"], data, "server_cpu_user_pct_of_allowance", labels, keys, FAMILY, margins,
+                notebook, run_id, level, context, extra="user-mode CPU as a share of the CPU each server was given"),
+                data, claims["S1-cpu-user"], "server_cpu_user_pct_of_allowance", level, "%"))
         else:
             verdicts.append(Verdict(
                 "S1-cpu-user", INCONCLUSIVE,
@@ -193,10 +239,71 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
                 "loadgen's own queue, so a latency claim is judged only from an open-loop run below each server's "
                 "capacity", notebook, run_id, baseline=baseline, candidate=candidate,
                 family=FAMILY.name, family_size=FAMILY.size, context=context))
-        verdicts.append(judge_claimed_ratio(claims["S1-threads"], data, "tasks_peak", labels, keys, FAMILY, margins,
-                                            notebook, run_id, level, context,
-                                            extra=threads_per_connection_text(data, labels, low_level, level)))
+        threads = judge_claimed_ratio(claims["S1-threads"], data, "tasks_peak", labels, keys, FAMILY, margins,
+                                      notebook, run_id, level, context,
+                                      extra=threads_per_connection_text(data, labels, low_level, level))
+        verdicts.append(label_configured_threads(threads, labels))
     return verdicts
+
+
+# Servers whose thread count is set by configuration, not by the load: one P (GOMAXPROCS=1 on one core) and
+# one Tokio worker thread, each beside a runtime's few service threads. Their thread counts say what was set.
+CONFIGURED_THREADS = {
+    "go": "one P on its one pinned core (GOMAXPROCS defaults to the cpuset's 1 CPU; Go adds a few service threads)",
+    "rust": "one Tokio worker thread (WORKER_THREADS defaults to the cpuset's 1 CPU) beside the main thread",
+}
+
+
+def label_configured_threads(verdict: Verdict, labels) -> Verdict:
+    """S1-threads between two servers whose thread counts are both configured: the record says the counts follow
+    from the settings, not from the load (the word stays the rule's)."""
+    if all(label in CONFIGURED_THREADS for label in labels):
+        verdict.explanation = ("configured, not measured behaviour: " + "; ".join(
+            f"{label}: {CONFIGURED_THREADS[label]}" for label in labels) + "; so the ratio of thread counts follows "
+            "from the settings of this machine's one-core placement. " + verdict.explanation)
+        verdict.measured = {**verdict.measured, "configured": True}
+    return verdict
+
+
+def weigh_absolutes(verdict: Verdict, trials: pd.DataFrame, claim: Claim, metric: str, level, unit: str) -> Verdict:
+    """A claim that gives absolute figures is weighed on them too, by the same rule (`rule.judge_value`, at the
+    family's level): a side whose claimed figure the interval of its trials rules out contradicts the claim,
+    whatever the ratio says; each side's figure and interval are recorded."""
+    evidence = evidence_policy.gather(trials, (verdict.baseline, verdict.candidate), metric, level=level)
+    keys = dict(zip((verdict.baseline, verdict.candidate), (verdict.baseline, verdict.candidate)))
+    judged = {label: judge_value(evidence.values[label], float(claim.values[keys[label]]), FAMILY.confidence)
+              for label in keys if keys[label] in claim.values}
+    verdict.measured = {**verdict.measured, "absolute": {
+        label: {"claimed": j.claimed, "median": j.median, "ci_low": j.ci_low, "ci_high": j.ci_high, "size": j.size}
+        for label, j in judged.items()}}
+    text = "; absolute figures, each against its claim ±25% at the family's level: " + ", ".join(
+        f"{label} {j.median:.3g}{unit} [{j.ci_low:.3g}, {j.ci_high:.3g}] against {j.claimed:g}{unit} claimed "
+        f"({j.size or 'no interval'})" for label, j in judged.items())
+    ruled_out = [label for label, j in judged.items() if j.size == RULED_OUT]
+    if ruled_out:
+        verdict.explanation = (f"the claimed absolute figures are ruled out for {', '.join(ruled_out)}, so the claim "
+                               f"is contradicted whatever its ratio ({verdict.verdict} on the ratio alone); "
+                               + verdict.explanation + text)
+        verdict.verdict = CONTRADICTED
+    else:
+        verdict.explanation += text
+    return verdict
+
+
+def unheld_level(verdict: Verdict) -> Verdict:
+    """A per-connection verdict one of whose servers held its level in no trial is "not testable here" with the
+    counts: that server cannot hold the level on this machine, a finding for its row, not a slope."""
+    for side, used in ((verdict.baseline, verdict.n_baseline), (verdict.candidate, verdict.n_candidate)):
+        short = [item["reason"] for item in verdict.excluded
+                 if item["label"] == side and str(item["reason"]).startswith(LEVEL_NOT_HELD)]
+        if used == 0 and short:
+            held = [reason.rsplit("(", 1)[-1].rstrip(")") for reason in short]
+            verdict.verdict = NOT_TESTABLE
+            verdict.explanation = (f"{side} did not hold the level in any trial ({'; '.join(held)}): on this machine "
+                                   "it cannot hold so many connections, so no memory per connection can be formed at "
+                                   "that level; " + verdict.explanation)
+            break
+    return verdict
 
 
 def context_switches(switches: pd.DataFrame, claim: Claim, notebook: str, run_id: str) -> Verdict:
