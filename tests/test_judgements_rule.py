@@ -157,3 +157,12 @@ def test_a_true_claim_is_rarely_contradicted():
     rates = _error_rates(1.5, 1.5, 6, 0.05, 300, np.random.default_rng(8))
     assert rates.get(CONTRADICTED, 0) + rates.get(NO_DIFFERENCE, 0) <= 0.05
     assert rates.get(HOLDS, 0) >= 0.9  # and the effect is found
+
+
+def test_a_claimed_absolute_figure_is_weighed_by_the_same_band():
+    measured = [49.1, 49.8, 50.5, 47.9, 50.2, 49.5]
+    assert rule.judge_value(measured, 92.0, 0.95).size == rule.RULED_OUT  # S1-cpu-user's Go: 92% claimed
+    assert rule.judge_value(measured, 52.0, 0.95).size == rule.CONFIRMED
+    assert rule.judge_value([30.0, 40.0, 50.0, 60.0, 70.0, 80.0], 60.0, 0.95).size == rule.OPEN
+    # Too few trials for the interval: no size, never a guess.
+    assert rule.judge_value(measured, 92.0, 0.9944).size is None

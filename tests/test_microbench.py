@@ -24,7 +24,9 @@ def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text()
 
 
-ALL_FIXTURES = sorted(path.name for path in FIXTURES.glob("*.jsonl"))
+# The spawn-cost programs' lines (iterations, warm-ups); S2's in-process program prints seconds instead.
+ALL_FIXTURES = sorted(path.name for path in FIXTURES.glob("*.jsonl") if "s2-inprocess" not in path.name)
+S2_FIXTURES = {design: f"go-s2-inprocess-{design}-200rps-3s.jsonl" for design in microbench.S2_DESIGNS}
 
 
 def test_there_are_fixtures_for_every_program_and_bench():
@@ -41,6 +43,21 @@ def test_every_captured_line_parses_to_one_row(name):
         assert column in frame.columns
     assert frame["tasks"].dtype.kind == "i"
     assert frame["warmup"].dtype == bool
+
+
+def test_s2_in_process_lines_keep_the_seconds_and_the_totals():
+    for design, name in S2_FIXTURES.items():
+        frame = microbench.tidy(microbench.parse_output(fixture_text(name)))
+        assert list(frame["event"].iloc[[0, -1]]) == ["calibrated", "done"]
+        seconds = frame[frame["event"] == "second"]
+        assert (seconds["second"].diff().dropna() == 1).all() and (seconds["completed"].diff().dropna() >= 0).all()
+        done = frame.iloc[-1]
+        assert done["design"] == design and done["goroutines_peak"] == seconds["goroutines"].max()
+        assert done["throughput_rps"] == pytest.approx(done["completed_in_window"] / done["duration_s"])
+    spawn = microbench.parse_output(fixture_text(S2_FIXTURES["spawn"])).iloc[-1]
+    pool = microbench.parse_output(fixture_text(S2_FIXTURES["pool"])).iloc[-1]
+    # 200 req/s of 10 ms CPU on one core: a goroutine per request piles up, the pool stays at its workers.
+    assert spawn["goroutines_peak"] > 100 and pool["goroutines_peak"] <= 12 + 4
 
 
 def test_go_sleepers_keep_every_runtime_field_with_its_type():
@@ -264,6 +281,26 @@ def test_the_image_runs_every_program_and_leaves_no_container(docker_client):
         left = [box.name for box in container.leftovers(client, run_id)]
         container.clean(client, run_id)
     assert left == []
+
+
+@pytest.mark.docker
+def test_s2_in_process_piles_goroutines_up_in_the_spawn_design_and_not_in_the_pool(docker_client):
+    run_id = "pytest-s2-inprocess"
+    container.clean(docker_client, run_id)
+    try:
+        frame = microbench.s2_in_process(docker_client, rate_rps=200, duration_s=3, repetitions=1, run_id=run_id,
+                                         memory_limit_bytes=256 * 1024**2)
+        left = [box.name for box in container.leftovers(docker_client, run_id)]
+    finally:
+        container.clean(docker_client, run_id)
+    assert not left
+    done = frame[frame["event"] == "done"].set_index("design")
+    assert set(done.index) == {"spawn", "pool"} and not frame["oom_killed"].any()
+    # The backlog grows as goroutines in the spawn design; the pool runs its 12 workers and a few of its own.
+    assert done.loc["spawn", "goroutines_peak"] > 100
+    assert done.loc["pool", "goroutines_peak"] <= 12 + 4
+    seconds = frame[(frame["event"] == "second") & (frame["design"] == "spawn")]
+    assert seconds["goroutines"].is_monotonic_increasing
 
 
 @pytest.mark.docker

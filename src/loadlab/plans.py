@@ -214,6 +214,16 @@ REJECTING_POOL = ServerEntry("go-workerpool", settings={"WORKERS": "12", "QUEUE_
                              label="go-workerpool-reject")
 
 
+# 02: S2 as S2 ran it, in one process (harness.microbench.s2_in_process): its rate, window and work, a fresh
+# process per trial on one pinned core. S2 gives no memory limit; its unbounded design crashed at 1.24 GB, so the
+# limit here is just under that. Smoke proves the pipeline in seconds.
+S2_IN_PROCESS = {
+    name: {"rate_rps": 2000.0, "duration_s": duration, "workers": 12, "queue": 1024, "cpu_ms": 10.0, "sleep_ms": 5.0,
+           "request_bytes": 1024, "repetitions": repetitions, "memory_limit_mib": 1024, "cpuset": "1"}
+    for name, duration, repetitions in (("smoke", 3.0, 1), ("quick", 60.0, 6), ("full", 60.0, 10))
+}
+
+
 def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:
     return Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps,
                 request_timeout_s=10)

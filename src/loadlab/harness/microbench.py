@@ -295,9 +295,11 @@ def _run_once(
         state = container.container_state(box)
         stderr = _output(box, stdout=False)
         if state.get("OOMKilled"):
-            raise TrialFailure(
+            killed = TrialFailure(
                 "oom-killed", f"{name} ({' '.join(command)}) exceeded {memory_limit_bytes} bytes", stderr[-4000:]
             )
+            killed.stdout = _output(box, stdout=True)  # what it printed until the kill: a record of how far it got
+            raise killed
         if status != 0:
             raise TrialFailure(
                 "microbench-failed", f"{name} ({' '.join(command)}) exited with code {status}: "
@@ -371,6 +373,75 @@ def _run_plan(client, plan, repetitions: int, seed: int, run_options: dict) -> p
         frame["repetition"] = repetition
         frames.append(frame)
     return tidy(pd.concat(frames, ignore_index=True))
+
+
+S2_DESIGNS = ("spawn", "pool")
+
+
+def s2_in_process(
+    client: docker.DockerClient,
+    designs: Sequence[str] = S2_DESIGNS,
+    rate_rps: float = 2000.0,
+    duration_s: float = 60.0,
+    workers: int = 12,
+    queue: int = 1024,
+    cpu_ms: float = 10.0,
+    sleep_ms: float = 5.0,
+    request_bytes: int = 1024,
+    repetitions: int = 6,
+    seed: int = 0,
+    **run_options,
+) -> pd.DataFrame:
+    """S2 as S2 ran it, in one process (microbench/s2inprocess): `rate_rps` requests a second for `duration_s`,
+    each `cpu_ms` of CPU (an accumulating loop that yields with runtime.Gosched()) then `sleep_ms` of sleep, to a
+    goroutine per request ("spawn") or to `workers` goroutines fed by a channel of `queue` places ("pool").
+
+    A fresh process per (design, repetition), interleaved in a seeded order, under the run's memory limit. One row
+    per JSON line: "calibrated", a "second" line per second (due, started, completed, goroutines, rss_bytes,
+    heap_live_bytes, gc_pause_total_s, ...) and "done" (throughput_rps over the offered window, rss_peak_bytes,
+    goroutines_peak, heap_live_peak_bytes, gc_pause_total_s). A process the kernel OOM-kills is a result, not an
+    error: its lines until the kill are kept, with oom_killed true and no "done" line.
+    """
+    for design in designs:
+        if design not in S2_DESIGNS:
+            raise ParameterError("designs", design, S2_DESIGNS)
+    _check_int("workers", workers, 1, 100_000)
+    _check_int("queue", queue, 0, 10_000_000)
+    _check_int("request_bytes", request_bytes, 0, 1 << 20)
+    for name, value, high in (("rate_rps", rate_rps, 1e6), ("duration_s", duration_s, 3600.0),
+                              ("cpu_ms", cpu_ms, 1000.0), ("sleep_ms", sleep_ms, 10000.0)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= high or \
+                (name in ("rate_rps", "duration_s") and value == 0):
+            raise ParameterError(name, value, f"a number of at most {high:g}" + (", above 0" if name in ("rate_rps", "duration_s") else ""))
+    run_options = {**run_options, "run_id": run_options.get("run_id") or new_run_id(ROLE)}
+    run_options.setdefault("timeout_s", duration_s + 120.0)
+    build(client, "21")
+    frames = []
+    for repetition, design in interleave({design: design for design in designs}, repetitions, seed):
+        command = ["s2-inprocess-go", "--design", design, "--rate", f"{rate_rps:g}", "--duration-s", f"{duration_s:g}",
+                   "--workers", str(workers), "--queue", str(queue), "--cpu-ms", f"{cpu_ms:g}",
+                   "--sleep-ms", f"{sleep_ms:g}", "--request-bytes", str(request_bytes)]
+        try:
+            frame = run(client, command, jdk="21", repetitions=1, **run_options)
+            frame["oom_killed"] = False
+        except TrialFailure as failure:
+            if failure.reason != "oom-killed":
+                raise
+            frame = parse_output(getattr(failure, "stdout", "") or "")
+            frame["oom_killed"] = True
+        frame["repetition"] = repetition
+        frame["process"] = len(frames)
+        frames.append(frame)
+    out = tidy(pd.concat(frames, ignore_index=True))
+    out["condition"] = out["design"]
+    return out
+
+
+def s2_in_process_run(client: docker.DockerClient, parameters: dict, **run_options) -> pd.DataFrame:
+    """`s2_in_process` with a plan's recorded parameters (`plans.S2_IN_PROCESS[profile]`)."""
+    options = dict(parameters)
+    memory_limit_mib = options.pop("memory_limit_mib")
+    return s2_in_process(client, memory_limit_bytes=int(memory_limit_mib) * 1024**2, **options, **run_options)
 
 
 def spawn_benchmark(

@@ -1,0 +1,149 @@
+"""S2 judged as S2 ran it: in one process, no HTTP (`loadlab.harness.microbench.s2_in_process`).
+
+S2 drove its two designs with an in-process generator (2,000 requests a second
+for 60 s, each 10 ms of CPU with runtime.Gosched() in the loop, then 5 ms of
+sleep), so a request it could not serve became a goroutine that held memory.
+These verdicts are taken on fresh processes of that program, one per trial:
+S2-throughput, -rss, -gc-pause and -gc-mark as ratios pool / a goroutine per
+request (one family, as in `s2`), S2-goroutines on the counts, S2-oom on the
+kernel's OOM kills under the stated memory limit. The HTTP experiment
+(`s2`) stays as the extension: what the same designs do behind a listen queue.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from loadlab.claims import Claim, Verdict, ratio_verdict
+from loadlab.judgements import evidence as evidence_policy
+from loadlab.judgements._common import MIB, judge_claimed_ratio, margin_source
+from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_REPRODUCED, judge_ratio
+from loadlab.judgements.s2 import FAMILY, GC_MARK_CLAIMED_RATIO, KEYS, POOL_WORKERS, SOURCE_SECONDS_TO_OOM
+
+DESIGN_LABELS = {"spawn": "unbounded", "pool": "pool12"}  # claims.yaml's sides
+LABELS = ("unbounded", "pool12")
+# The goroutines a pool process runs beside its workers: main, the generator, and the runtime's own few.
+POOL_OVERHEAD_GOROUTINES = 4
+
+
+def processes(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per process (a trial): its design's claim label, throughput over the offered window, peak RSS
+    (MiB), GC pause total (s), peak live heap (MiB), peak goroutines, whether it was OOM-killed and when.
+
+    An OOM-killed process printed no "done" line: its peaks are those of its last second, its throughput the
+    requests completed by then over the offered window (what a client of it got), and `oom_second` its last
+    printed second.
+    """
+    rows = []
+    for process, lines in frame.groupby("process"):
+        seconds = lines[lines["event"] == "second"]
+        done = lines[lines["event"] == "done"]
+        design = str(lines["design"].iloc[0])
+        killed = bool(lines["oom_killed"].iloc[0]) if "oom_killed" in lines else False
+        duration = float(done["duration_s"].iloc[0]) if len(done) else float(pd.to_numeric(
+            lines.get("duration_s", pd.Series(dtype=float))).max() or "nan")
+        last = seconds.iloc[-1] if len(seconds) else None
+        row = {
+            "trial": int(process), "process": int(process), "design": design, "label": DESIGN_LABELS[design],
+            "status": "ok", "oom_killed": killed,
+            "oom_second": float(last["second"]) if killed and last is not None else float("nan"),
+            "rss_peak_mib": float(pd.to_numeric(seconds["rss_bytes"]).max()) / MIB if len(seconds) else float("nan"),
+            "goroutines_peak": float(pd.to_numeric(seconds["goroutines"]).max()) if len(seconds) else float("nan"),
+            "heap_live_peak_mib": float(pd.to_numeric(seconds["heap_live_bytes"]).max()) / MIB if len(seconds) else float("nan"),
+            "gc_pause_total_s": float(last["gc_pause_total_s"]) if last is not None else float("nan"),
+            "gc_cycles": float(last["gc_cycles"]) if last is not None else float("nan"),
+        }
+        if len(done):
+            end = done.iloc[0]
+            row.update(throughput_rps=float(end["throughput_rps"]), rss_peak_mib=float(end["rss_peak_bytes"]) / MIB,
+                       goroutines_peak=float(end["goroutines_peak"]),
+                       heap_live_peak_mib=float(end["heap_live_peak_bytes"]) / MIB,
+                       gc_pause_total_s=float(end["gc_pause_total_s"]), gc_cycles=float(end["gc_cycles"]))
+        else:
+            completed = float(last["completed"]) if last is not None else 0.0
+            row["throughput_rps"] = completed / duration if duration == duration and duration > 0 else float("nan")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, float], notebook: str, run_id: str,
+             parameters: dict) -> list[Verdict]:
+    """S2-throughput, -rss, -gc-pause, -gc-mark, -goroutines and -oom on the in-process run."""
+    table = processes(frame)
+    limit_mib = parameters.get("memory_limit_mib")
+    context = (f"S2 in-process as S2 ran it (microbench/s2inprocess): {parameters.get('rate_rps', '?'):g} requests "
+               f"a second for {parameters.get('duration_s', '?'):g} s, each {parameters.get('cpu_ms', '?'):g} ms of "
+               f"CPU yielding with runtime.Gosched() then {parameters.get('sleep_ms', '?'):g} ms of sleep; a goroutine "
+               f"per request vs {parameters.get('workers', POOL_WORKERS)} workers on a channel of "
+               f"{parameters.get('queue', '?')} places; one fresh process per trial on one pinned core under a "
+               f"{limit_mib} MiB memory limit; the source: 4 cores, its limit not stated (it crashed at 1.24 GB)")
+    out = [
+        judge_claimed_ratio(claims[claim_id], table, metric, LABELS, KEYS, FAMILY, margins, notebook, run_id,
+                            context=context, extra=extra)
+        for claim_id, metric, extra in (
+            ("S2-throughput", "throughput_rps", "requests completed within the offered window per second; an "
+             "OOM-killed process counts what it completed before the kill"),
+            ("S2-rss", "rss_peak_mib", "peak RSS of the process (/proc/self/statm, once a second)"),
+            ("S2-gc-pause", "gc_pause_total_s", "total GC pause over the process's run (debug.ReadGCStats)"),
+        )
+    ]
+    out.append(_gc_mark(table, claims, margins, notebook, run_id, context))
+    out.append(goroutines(table, notebook, run_id, context))
+    out.append(out_of_memory(table, limit_mib, notebook, run_id, context))
+    return out
+
+
+def _gc_mark(table, claims, margins, notebook, run_id, context) -> Verdict:
+    evidence = evidence_policy.gather(table, LABELS, "heap_live_peak_mib")
+    judgement = judge_ratio(evidence.values[LABELS[0]], evidence.values[LABELS[1]], GC_MARK_CLAIMED_RATIO, FAMILY,
+                            margins.get("heap_live_peak_mib"))
+    return ratio_verdict("S2-gc-mark", judgement, notebook, run_id, LABELS[0], LABELS[1], "heap_live_peak_mib",
+                         excluded=evidence.excluded, trial_ids=evidence.trial_ids, context=context,
+                         extra_explanation=(f"{evidence.summary(LABELS)}; judged on the peak live heap the GC marked "
+                                            "(runtime/metrics /gc/heap/live:bytes), the measurable stand-in for "
+                                            "objects scanned; claimed 63% fewer = x0.37"),
+                         noise_margin_source=margin_source(margins))
+
+
+def goroutines(table: pd.DataFrame, notebook: str, run_id: str, context: str) -> Verdict:
+    """S2-goroutines: the pool's process runs its 12 workers and a few of its own; the goroutine-per-request
+    process runs one per request in flight (claimed 127 ± 32)."""
+    peaks = table.groupby("label")["goroutines_peak"].median().to_dict()
+    pool, unbounded = peaks.get("pool12"), peaks.get("unbounded")
+    if pool is None or unbounded is None:
+        return Verdict("S2-goroutines", INCONCLUSIVE, "a design has no process with a goroutine count", notebook,
+                       run_id, context=context, measured=peaks)
+    pool_ok = pool <= POOL_WORKERS + POOL_OVERHEAD_GOROUTINES
+    unbounded_ok = 127 - 32 <= unbounded <= 127 + 32
+    text = (f"peak goroutines (median of processes): pool {pool:,.0f}, a goroutine per request {unbounded:,.0f}; "
+            f"claimed pool 12, unbounded 127 ± 32. The pool's count is its {POOL_WORKERS} workers plus at most "
+            f"{POOL_OVERHEAD_GOROUTINES} of its own (main, the generator, the runtime's)")
+    if pool_ok and unbounded_ok:
+        return Verdict("S2-goroutines", HOLDS, text, notebook, run_id, context=context, measured=peaks)
+    why = [] if pool_ok else ["the pool ran more than its workers"]
+    if not unbounded_ok:
+        why.append(f"a goroutine per request ran {unbounded:,.0f}, not 127 ± 32: at 2,000 requests a second of 10 ms "
+                   "CPU on one core every request not yet served is a goroutine, so the count grows with the backlog")
+    return Verdict("S2-goroutines", CONTRADICTED, text + "; " + "; ".join(why), notebook, run_id, context=context,
+                   measured=peaks)
+
+
+def out_of_memory(table: pd.DataFrame, limit_mib, notebook: str, run_id: str, context: str) -> Verdict:
+    """S2-oom: the goroutine-per-request process OOM-killed under the limit, the pool's never."""
+    kills = table.groupby("label")["oom_killed"].agg(["sum", "size"]).to_dict("index")
+    seconds = table.loc[table["oom_killed"] & (table["label"] == "unbounded"), "oom_second"].dropna()
+    unbounded, pool = kills.get("unbounded", {"sum": 0, "size": 0}), kills.get("pool12", {"sum": 0, "size": 0})
+    when = (f", the last second each printed before the kill: {seconds.min():.0f} to {seconds.max():.0f} "
+            f"(the source: second {SOURCE_SECONDS_TO_OOM})") if len(seconds) else ""
+    text = (f"under a {limit_mib} MiB limit, OOM-killed: a goroutine per request in {int(unbounded['sum'])} of "
+            f"{int(unbounded['size'])} processes{when}; the pool in {int(pool['sum'])} of {int(pool['size'])}")
+    measured = {"oom_kills": {k: int(v["sum"]) for k, v in kills.items()},
+                "processes": {k: int(v["size"]) for k, v in kills.items()},
+                "oom_seconds": [float(s) for s in seconds]}
+    if unbounded["sum"] and not pool["sum"]:
+        return Verdict("S2-oom", HOLDS, text, notebook, run_id, context=context, measured=measured)
+    if pool["sum"]:
+        return Verdict("S2-oom", CONTRADICTED, text + ": the pool ran out of memory too", notebook, run_id,
+                       context=context, measured=measured)
+    return Verdict("S2-oom", NOT_REPRODUCED, text + ": the backlog's goroutines stayed under the limit over the "
+                   "run", notebook, run_id, context=context, measured=measured)
