@@ -16,7 +16,9 @@
 // Output, JSON lines on stdout: "calibrated" (loop rounds per ms of CPU on
 // this core, measured before the generator starts), one "second" line per
 // second (due, started, completed, goroutines, RSS, heap, GC), and "done"
-// with the totals. Under a memory limit the process may be OOM-killed: the
+// with the totals. The run ends --drain-s after the offered window, whatever
+// is still in flight; a request the pool's full channel kept waiting until
+// the window's end was never offered ("not_offered"). Under a memory limit the process may be OOM-killed: the
 // lines printed until then are the record of how far it got.
 package main
 
@@ -153,26 +155,39 @@ func main() {
 	interval := time.Duration(float64(time.Second) / *rate)
 	total := int64(*duration * *rate)
 	begin := time.Now()
+	windowEnd := make(chan struct{})
+	time.AfterFunc(time.Duration(*duration*float64(time.Second)), func() { close(windowEnd) })
 	var due atomic.Int64
 	generatorDone := make(chan struct{})
-	go func() { // the generator: request k is due at begin + k*interval
+	go func() { // the generator: request k is due at begin + k*interval, until the offered window ends
 		defer close(generatorDone)
 		for k := int64(0); k < total; k++ {
 			at := begin.Add(time.Duration(k) * interval)
 			if wait := time.Until(at); wait > 0 {
 				time.Sleep(wait)
 			}
-			due.Add(1)
+			select {
+			case <-windowEnd:
+				return // the window is over: what was not handed over by now was never offered in time
+			default:
+			}
 			j := job{state: make([]byte, *requestBytes)}
 			if *design == "spawn" {
+				due.Add(1)
 				go work(j)
 				continue
 			}
 			select {
 			case jobs <- j:
+				due.Add(1)
 			default:
-				late.Add(1)
-				jobs <- j // waits for a place: the pool bounds the work in flight
+				late.Add(1) // the channel is full: it waits for a place, or for the window's end
+				select {
+				case jobs <- j:
+					due.Add(1)
+				case <-windowEnd:
+					return
+				}
 			}
 		}
 	}()
@@ -199,23 +214,26 @@ func main() {
 			"goroutines": goroutines, "rss_bytes": rss, "heap_live_bytes": live,
 			"heap_objects_bytes": samples[1].Value.Uint64(), "gc_cycles": samples[2].Value.Uint64(),
 			"gc_pause_total_s": pauseAt() - pauseStart, "tasks": due.Load()})
+		finished := false
 		select {
 		case <-generatorDone:
-			if !now.Before(end) || completed.Load() == due.Load() {
-				elapsed := time.Since(begin).Seconds()
-				if windowCompleted < 0 {
-					windowCompleted = completed.Load()
-				}
-				emit(map[string]any{"event": "done", "design": *design, "rate_offered_rps": *rate,
-					"duration_s": *duration, "elapsed_s": elapsed, "due": due.Load(), "completed": completed.Load(),
-					"completed_in_window": windowCompleted, "throughput_rps": float64(windowCompleted) / *duration,
-					"late": late.Load(),
-					"rss_peak_bytes": peakRSS, "goroutines_peak": peakGoroutines, "heap_live_peak_bytes": peakLive,
-					"gc_pause_total_s": pauseAt() - pauseStart, "gc_cycles": samples[2].Value.Uint64(),
-					"rounds_per_request": rounds, "workers": *workers, "queue": *queue, "tasks": due.Load()})
-				return
-			}
+			finished = completed.Load() == due.Load()
 		default:
+		}
+		if finished || !now.Before(end) {
+			elapsed := time.Since(begin).Seconds()
+			if windowCompleted < 0 {
+				windowCompleted = completed.Load()
+			}
+			emit(map[string]any{"event": "done", "design": *design, "rate_offered_rps": *rate,
+				"duration_s": *duration, "elapsed_s": elapsed, "scheduled": total, "due": due.Load(),
+				"not_offered": total - due.Load(), "completed": completed.Load(),
+				"completed_in_window": windowCompleted, "throughput_rps": float64(windowCompleted) / *duration,
+				"late":           late.Load(),
+				"rss_peak_bytes": peakRSS, "goroutines_peak": peakGoroutines, "heap_live_peak_bytes": peakLive,
+				"gc_pause_total_s": pauseAt() - pauseStart, "gc_cycles": samples[2].Value.Uint64(),
+				"rounds_per_request": rounds, "workers": *workers, "queue": *queue, "tasks": due.Load()})
+			return
 		}
 	}
 }
