@@ -57,7 +57,10 @@ def strip_unit(name: str) -> str:
 
 
 def format_quantity(value, unit: str = "") -> str:
-    """A number with its unit: (182, "MB") -> "182 MB"; bytes get a binary prefix: 3.1e7 B -> "29.6 MiB"."""
+    """A number with its unit: (182, "MB") -> "182 MB"; bytes get a binary prefix: 3.1e7 B -> "29.6 MiB";
+    nothing measured (None, NaN) -> "no evidence trial"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "no evidence trial"
     finite = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if unit == "B" and finite:
         for factor, prefix in _BINARY_PREFIXES:
