@@ -87,13 +87,14 @@ class NoiseMargins(dict):
 
 
 def margin_table(margins: NoiseMargins) -> pd.DataFrame:
-    """One row per metric: its between-instance spread s and margin m (as fractions), the noise band, the disturbed
-    A/A trials named."""
-    rows = [{"metric": metric, "instance_spread": margins.spreads.get(metric, math.nan), "margin": margin,
-             "noise_band": f"{1 / (1 + margin):.3f} to {1 + margin:.3f}",
-             "disturbed_trials": ", ".join(map(str, margins.disturbed.get(metric) or [])) or "none"}
+    """One row per metric, for a page: the between-instance spread s and the margin m (both in %), the noise band,
+    and the disturbed A/A trials named."""
+    rows = [{"metric": metric, "between-instance spread s (%)": 100 * margins.spreads.get(metric, math.nan),
+             "margin m (%)": 100 * margin, "noise band": f"{1 / (1 + margin):.3f} to {1 + margin:.3f}",
+             "disturbed A/A trials (left out)": ", ".join(map(str, margins.disturbed.get(metric) or [])) or "none"}
             for metric, margin in margins.items()]
-    return pd.DataFrame(rows, columns=["metric", "instance_spread", "margin", "noise_band", "disturbed_trials"])
+    return pd.DataFrame(rows, columns=["metric", "between-instance spread s (%)", "margin m (%)", "noise band",
+                                       "disturbed A/A trials (left out)"])
 
 
 def margin_from_spread(spread: float) -> float:
