@@ -184,3 +184,31 @@ def test_a_file_without_a_required_field_names_the_file_and_the_missing_field(tm
     with pytest.raises(ParameterError) as raised:
         Experiment.from_yaml(path)
     assert str(raised.value).startswith(f"{path}: the field name is missing: name must be ")
+
+
+def test_a_measured_trial_carries_no_recorder_and_a_profile_trial_keeps_it():
+    from loadlab import plans
+
+    for experiment in (plans.runtime_overhead("quick"), plans.json_api("quick")):
+        for entry in experiment.servers:
+            config = experiment.trial_config(entry, experiment.levels()[0])
+            assert not config.profilers, (experiment.name, entry.display_label())
+            if entry.server == "java-threads":
+                assert config.settings["JFR"] == "off", (experiment.name, entry.display_label())
+    profiled = plans.cpu_profiles("quick")
+    java = next(entry for entry in profiled.servers if entry.server == "java-threads")
+    assert profiled.trial_config(java, profiled.levels()[0]).settings.get("JFR") != "off"
+
+
+def test_s1s_java_runs_s1s_jvm_and_the_trial_records_its_flags():
+    from loadlab import plans
+
+    for experiment in (plans.runtime_overhead("quick"), plans.cpu_profiles("quick"),
+                       plans.runtime_overhead_latency("quick", {"go": 1000.0, "java-platform": 500.0, "rust": 900.0})):
+        for entry in experiment.servers:
+            if entry.server == "java-threads":
+                config = experiment.trial_config(entry, experiment.levels()[0])
+                assert config.settings["JAVA_OPTS"] == "-XX:+UseZGC -Xms512m -Xmx512m"
+    # Other sources keep the image's default JVM.
+    for entry in plans.io_coroutines("quick").servers:
+        assert "JAVA_OPTS" not in entry.settings

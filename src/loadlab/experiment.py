@@ -250,9 +250,10 @@ class Experiment(_KnownFields):
 
     def trial_config(self, entry: ServerEntry, level) -> TrialConfig:
         placement = self.placement
+        profilers = tuple(self.profilers if entry.profilers is None else entry.profilers)
         return TrialConfig(
             server=entry.server, route=entry.route or self.load.route, variant=entry.variant,
-            settings=dict(entry.settings), load_mode=self.load.mode,
+            settings=recorder_settings(entry, profilers), load_mode=self.load.mode,
             connections=int(level) if self.load.mode == "closed" else self.load.connections[0] if self.load.connections else 1,
             rate_rps=self.offered_rate_rps(entry, level) if self.load.mode == "open" else None,
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
@@ -263,7 +264,7 @@ class Experiment(_KnownFields):
             memory_limit_bytes=placement.memory_limit_mib * 1024**2,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
             cpu_period_ms=placement.cpu_period_ms,
-            verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=tuple(self.profilers if entry.profilers is None else entry.profilers), target_host=placement.target_host,
+            verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=profilers, target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
         )
 
@@ -312,3 +313,24 @@ def _field_path(index: int, parameter: str, value) -> str:
     if parameter.startswith("setting "):
         return f"servers[{index}].settings.{parameter.split(' ', 1)[1]}"
     return _TRIAL_FIELD_TO_PATH.get(parameter, parameter).format(i=index)
+
+
+# Profilers that read a server's built-in recorder (java-threads' continuous JFR recording).
+RECORDER_PROFILERS = {"JFR": ("jfr", "jfr-locks")}
+
+
+def recorder_settings(entry: ServerEntry, profilers) -> dict[str, str]:
+    """The server's settings for a trial: a recorder its image runs by default (java-threads' JFR) is switched off
+    in a trial that captures nothing from it, so a measured trial never carries a profiler; its cost is measured
+    apart (notebook 06). A setting the experiment names explicitly is kept as it is."""
+    from loadlab.servers import get_server
+
+    settings = dict(entry.settings)
+    try:
+        knobs = get_server(entry.server).knobs
+    except ParameterError:  # an unknown server: validation names its field path
+        return settings
+    for knob, readers in RECORDER_PROFILERS.items():
+        if knob in knobs and knob not in settings and not set(readers) & set(profilers):
+            settings[knob] = "off"
+    return settings

@@ -77,6 +77,17 @@ SERVER_CPU_QUOTA = 0.5
 
 JAVA_PLATFORM = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "platform"}, "java-platform")
 JAVA_VIRTUAL = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "virtual"}, "java-virtual")
+# S1's JVM: "-Xmx512m, ZGC" on OpenJDK 21, with the heap fixed (initial = maximum) as S1's -Xms512m -Xmx512m.
+# S1's claims (01, and 06's flame graphs) run on it; the image's default (G1, a heap from the container's memory)
+# serves the other sources.
+S1_JAVA_OPTS = "-XX:+UseZGC -Xms512m -Xmx512m"
+
+
+def s1_jvm(entry: ServerEntry) -> ServerEntry:
+    """A java-threads entry with S1's JVM flags (`S1_JAVA_OPTS`); any other entry as it is."""
+    if entry.server != "java-threads" or "JAVA_OPTS" in entry.settings:
+        return entry
+    return dataclasses.replace(entry, settings={**entry.settings, "JAVA_OPTS": S1_JAVA_OPTS})
 
 
 def noise(profile_name: str) -> Experiment:
@@ -140,8 +151,8 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
         ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
         ServerEntry("python-asyncio", label="python"),
     ]
-    servers = [dataclasses.replace(entry, cpu_quota=SERVER_CPU_QUOTA)
-               if entry.display_label() in S1_HALF_CORE_SERVERS and entry.cpu_quota is None else entry
+    servers = [s1_jvm(dataclasses.replace(entry, cpu_quota=SERVER_CPU_QUOTA)
+                      if entry.display_label() in S1_HALF_CORE_SERVERS and entry.cpu_quota is None else entry)
                for entry in servers]
     # Two levels at least: memory per extra connection is what S1's 100,000 connections measure. Three decades in
     # quick, up to 10,000: half the open-file limit the engine gives a container here (20,000).
@@ -175,7 +186,7 @@ def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]
     loop: it stalled, say) is left out; the notebook names it.
     """
     p = profile(profile_name)
-    servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
+    servers = [s1_jvm(dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label])))
                for entry in LATENCY_SERVERS if capacities_rps.get(entry.label)]
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
@@ -272,8 +283,8 @@ def cpu_profiles(profile_name: str) -> Experiment:
     p = profile(profile_name)
     servers = [
         ServerEntry("go-nethttp", label="go", profilers=["pprof"]),
-        dataclasses.replace(JAVA_PLATFORM, profilers=["jfr", "jfr-locks"]),
-        dataclasses.replace(JAVA_VIRTUAL, profilers=["jfr", "jfr-locks"]),
+        s1_jvm(dataclasses.replace(JAVA_PLATFORM, profilers=["jfr", "jfr-locks"])),
+        s1_jvm(dataclasses.replace(JAVA_VIRTUAL, profilers=["jfr", "jfr-locks"])),
         ServerEntry("rust-tokio", label="rust", profilers=["perf"]),
         ServerEntry("python-asyncio", label="python", profilers=["py-spy"]),
     ]
