@@ -36,6 +36,7 @@ import yaml
 from loadlab import schemas
 from loadlab.config import TrialConfig, interleave
 from loadlab.errors import ParameterError
+from loadlab.servers import recorder_settings
 
 
 class _KnownFields:
@@ -253,7 +254,7 @@ class Experiment(_KnownFields):
         profilers = tuple(self.profilers if entry.profilers is None else entry.profilers)
         return TrialConfig(
             server=entry.server, route=entry.route or self.load.route, variant=entry.variant,
-            settings=recorder_settings(entry, profilers), load_mode=self.load.mode,
+            settings=recorder_settings(entry.server, entry.settings, profilers), load_mode=self.load.mode,
             connections=int(level) if self.load.mode == "closed" else self.load.connections[0] if self.load.connections else 1,
             rate_rps=self.offered_rate_rps(entry, level) if self.load.mode == "open" else None,
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
@@ -313,24 +314,3 @@ def _field_path(index: int, parameter: str, value) -> str:
     if parameter.startswith("setting "):
         return f"servers[{index}].settings.{parameter.split(' ', 1)[1]}"
     return _TRIAL_FIELD_TO_PATH.get(parameter, parameter).format(i=index)
-
-
-# Profilers that read a server's built-in recorder (java-threads' continuous JFR recording).
-RECORDER_PROFILERS = {"JFR": ("jfr", "jfr-locks")}
-
-
-def recorder_settings(entry: ServerEntry, profilers) -> dict[str, str]:
-    """The server's settings for a trial: a recorder its image runs by default (java-threads' JFR) is switched off
-    in a trial that captures nothing from it, so a measured trial never carries a profiler; its cost is measured
-    apart (notebook 06). A setting the experiment names explicitly is kept as it is."""
-    from loadlab.servers import get_server
-
-    settings = dict(entry.settings)
-    try:
-        knobs = get_server(entry.server).knobs
-    except ParameterError:  # an unknown server: validation names its field path
-        return settings
-    for knob, readers in RECORDER_PROFILERS.items():
-        if knob in knobs and knob not in settings and not set(readers) & set(profilers):
-            settings[knob] = "off"
-    return settings

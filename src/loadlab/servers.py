@@ -173,3 +173,22 @@ def get_server(name: str) -> ServerSpec:
 
 def loadgen_image() -> str:
     return f"{IMAGE_PREFIX}/{LOADGEN}:latest"
+
+
+# Profilers that read a server's built-in recorder (java-threads' continuous JFR recording), by its knob.
+RECORDER_PROFILERS = {"JFR": ("jfr", "jfr-locks")}
+
+
+def recorder_settings(server: str, settings: dict[str, str], profilers) -> dict[str, str]:
+    """A trial's settings for `server`: a recorder its image runs by default (java-threads' JFR) is switched off in
+    a trial that captures nothing from it, so a measured trial never carries a profiler (its cost is measured apart,
+    notebook 06). A setting named explicitly is kept as it is; an unknown server is left to validation."""
+    settings = dict(settings)
+    try:
+        knobs = get_server(server).knobs
+    except ParameterError:
+        return settings
+    for knob, readers in RECORDER_PROFILERS.items():
+        if knob in knobs and knob not in settings and not set(readers) & set(profilers or ()):
+            settings[knob] = "off"
+    return settings

@@ -27,7 +27,7 @@ from loadlab.harness import loadgen as loadgen_run
 from loadlab.harness.session import ServerSession
 from loadlab.loadgen import vegeta, wrk
 from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
-from loadlab.servers import loadgen_image
+from loadlab.servers import loadgen_image, recorder_settings
 from loadlab.stats.latency import percentile_column
 
 VERIFY_REPORT = "verify.json.gz"  # the contract check before the load (verify.summarize), gzip JSON
@@ -233,6 +233,9 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
     """
     loadgen_client = loadgen_client or client
     trial_dir = Path(trial_dir)
+    # Whatever built the config (an experiment, `loadlab trial`), a trial without a recorder's profiler runs
+    # without the recorder; the settings the server ran with are what the record keeps.
+    config = dataclasses.replace(config, settings=recorder_settings(config.server, config.settings, config.profilers))
     started = time.time()
     record = {
         "trial": trial_number, "run_id": run_id, "condition": config.label(),
