@@ -211,7 +211,7 @@ def _every_verdict_forest():
     verdicts["label"] = [f"{c} ({cand} / {base})" if isinstance(cand, str) else c
                          for c, cand, base in zip(verdicts["claim_id"], verdicts["candidate"], verdicts["baseline"])]  # fmt: skip
     verdicts["metric"] = [m.get("metric") if isinstance(m, dict) else None for m in verdicts["measured"]]
-    rows = pages.noise_band_columns(verdicts, "metric", "quick")
+    rows = pages.noise_band_columns(verdicts)
     return plots.forest_figure(rows, ratio_column="measured_ratio", claimed_column="claimed_ratio",
                                group_column="candidate", verdict_column="verdict", noise_low_column="noise_low",
                                noise_high_column="noise_high", title="99: every verdict")  # fmt: skip

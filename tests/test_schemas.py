@@ -94,8 +94,8 @@ def test_a_manifest_without_runtime_is_a_clear_error_naming_the_file(tmp_path):
     directory = _write_server(tmp_path, "no-runtime", {"model": "thread-per-request"})
     with pytest.raises(ParameterError) as caught:
         servers.load_spec(directory)
-    assert caught.value.parameter == "runtime" and caught.value.value is None
-    assert str(caught.value).startswith(f"{directory / 'loadlab.yaml'}: runtime=None is not allowed")
+    assert caught.value.parameter == "runtime" and caught.value.value is None and caught.value.missing
+    assert str(caught.value).startswith(f"{directory / 'loadlab.yaml'}: the field runtime is missing: runtime must be")
     assert "every server declares one" in str(caught.value)
 
 

@@ -124,7 +124,7 @@ def _too_few_samples_svg(title: str, counted: int, needed: int, width_px: int, f
     note = (f"No flame graph for {title}: {counted:,} samples, fewer than the {needed:,} a share of them needs "
             "(not testable here).")
     return (f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width_px}" height="28" '
-            f'class="loadlab-flamegraph loadlab-too-few-samples"><text x="10" y="18" '
+            f'class="loadlab-too-few-samples"><text x="10" y="18" '
             f'style="font-family: Verdana, \'DejaVu Sans\', sans-serif; font-size: {font_size_px}px; font-style: italic">'
             f'{html.escape(note)}</text></svg>')
 
