@@ -206,8 +206,7 @@ def judge_ratio(baseline, candidate, claimed_ratio: float, family: Family, noise
     values = dict(ratio=interval.ratio, ci_low=interval.ci_low, ci_high=interval.ci_high, p_value=p_value,
                   p_family=min(1.0, p_value * family.size), baseline_median=baseline_median,
                   candidate_median=candidate_median, ratio_of_medians=ratio_of_medians, **common)
-    verdict, why = decide(claimed_ratio, interval.ratio, interval.ci_low, interval.ci_high, margin, tolerance)
-    facts = establish(claimed_ratio, interval.ci_low, interval.ci_high, margin, tolerance)
+    verdict, why, facts = _decide(claimed_ratio, interval.ratio, interval.ci_low, interval.ci_high, margin, tolerance)
     if verdict == INCONCLUSIVE and not math.isfinite(interval.ci_low):
         need = stats.minimum_trials_for_shift_interval(confidence)
         why = (f"{n_baseline}+{n_candidate} usable trials: no {confidence:.4g} interval exists "
@@ -284,8 +283,20 @@ def _inside(low: float, high: float, band_low: float, band_high: float) -> bool:
 def decide(claimed: float, ratio: float, low: float, high: float, margin: float | None,
            tolerance: float) -> tuple[str, str]:
     """The decision of the module docstring on an interval already computed; returns (verdict, reason)."""
-    numbers = f"measured ×{_text(ratio)} [{_text(low)}, {_text(high)}], claimed ×{_text(claimed)}"
+    verdict, why, _ = _decide(claimed, ratio, low, high, margin, tolerance)
+    return verdict, why
+
+
+def _decide(claimed: float, ratio: float, low: float, high: float, margin: float | None,
+            tolerance: float) -> tuple[str, str, Facts | None]:
     facts = establish(claimed, low, high, margin, tolerance)
+    verdict, why = _word(claimed, ratio, low, high, margin, tolerance, facts)
+    return verdict, why, facts
+
+
+def _word(claimed: float, ratio: float, low: float, high: float, margin: float | None, tolerance: float,
+          facts: Facts | None) -> tuple[str, str]:
+    numbers = f"measured ×{_text(ratio)} [{_text(low)}, {_text(high)}], claimed ×{_text(claimed)}"
     if facts is None:
         return INCONCLUSIVE, f"no interval ({numbers})"
     band_low, band_high = claim_band(claimed, tolerance)

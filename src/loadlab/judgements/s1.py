@@ -276,10 +276,11 @@ def weigh_absolutes(verdict: Verdict, trials: pd.DataFrame, claim: Claim, metric
     The intervals are at ABSOLUTE_CONFIDENCE, not the ratio family's 99.4%: an exact interval of a median needs
     9 trials at 99.4%, and 6 give one at 95% ([min, max], 96.9%), so a claimed figure outside the range of every
     trial is ruled out, and the page says at which level."""
-    evidence = evidence_policy.gather(trials, (verdict.baseline, verdict.candidate), metric, level=level)
-    keys = dict(zip((verdict.baseline, verdict.candidate), (verdict.baseline, verdict.candidate)))
-    judged = {label: judge_value(evidence.values[label], float(claim.values[keys[label]]), ABSOLUTE_CONFIDENCE)
-              for label in keys if keys[label] in claim.values}
+    # S1's labels are its claim's keys (go, java-platform, rust).
+    labels = (verdict.baseline, verdict.candidate)
+    evidence = evidence_policy.gather(trials, labels, metric, level=level)
+    judged = {label: judge_value(evidence.values[label], float(claim.values[label]), ABSOLUTE_CONFIDENCE)
+              for label in labels if label in claim.values}
     verdict.measured = {**verdict.measured, "absolute": {
         label: {"claimed": j.claimed, "median": j.median, "ci_low": j.ci_low, "ci_high": j.ci_high, "size": j.size}
         for label, j in judged.items()}}
