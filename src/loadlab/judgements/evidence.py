@@ -53,6 +53,18 @@ class Evidence:
         return f"{used} trials used{left}"
 
 
+def with_detail(kind: str, detail) -> str:
+    """An exclusion reason that names its case: "level not held (java-platform held 4,881 of 10,000)"."""
+    return f"{kind} ({detail})"
+
+
+def details(excluded: list[dict], label: str, kind: str) -> list[str]:
+    """The details of `label`'s exclusions of one kind (`with_detail`), in order: ["java-platform held 4,881 of
+    10,000", ...]."""
+    return [str(item["reason"]).rsplit(" (", 1)[-1].rstrip(")") for item in excluded
+            if item["label"] == label and str(item["reason"]).startswith(kind)]
+
+
 def exclusion_reason(row) -> str | None:
     """Why one trial row is not evidence, or None when it is."""
     # A microbenchmark's rows carry no status: each is one finished measurement.

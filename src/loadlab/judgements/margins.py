@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from loadlab import hostfacts, paths, rundir, tables
+from loadlab.judgements import evidence as evidence_policy
 
 AA_EXPERIMENT_PREFIX = "00-aa-noise-"
 # 95% of pairs of fresh instances of one server land within the margin of each other.
@@ -146,17 +147,9 @@ def _recorded_column(metric: str, columns: Iterable[str]) -> str | None:
     return None
 
 
-def _evidence(aa_trials: pd.DataFrame) -> pd.DataFrame:
-    evidence = aa_trials[aa_trials["status"] == "ok"] if "status" in aa_trials else aa_trials
-    for flag in ("loadgen_saturated", "stalled"):
-        if flag in evidence.columns:
-            evidence = evidence[~evidence[flag].astype("boolean").fillna(False).astype(bool)]
-    return evidence
-
-
 def margins_from_aa(aa_trials: pd.DataFrame, metrics: Iterable[str], aa_run_id: str | None = None) -> NoiseMargins:
     """The margin of every metric the A/A trials recorded (module docstring)."""
-    evidence = _evidence(aa_trials)
+    evidence = evidence_policy.evidence_rows(aa_trials)  # the verdicts' own policy: ok, loadgen not saturated
     margins, disturbed, spreads = {}, {}, {}
     for metric in dict.fromkeys(metrics):
         if not isinstance(metric, str):

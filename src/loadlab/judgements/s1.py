@@ -53,7 +53,7 @@ def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
     """Per trial: why it is no evidence for a per-connection quantity ("java-platform held 4,881 of 10,000
     connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level."""
     held = connections_held(trials, low_level)
-    reasons = [f"{LEVEL_NOT_HELD} ({label} held {value:,.0f} of {level:,})"
+    reasons = [evidence_policy.with_detail(LEVEL_NOT_HELD, f"{label} held {value:,.0f} of {level:,}")
                if value < LEVEL_REACHED_SHARE * level else None
                for label, level, value in zip(trials["label"], trials["level"], held)]
     return pd.Series(reasons, index=trials.index, dtype=object)
@@ -303,10 +303,8 @@ def unheld_level(verdict: Verdict) -> Verdict:
     """A per-connection verdict one of whose servers held its level in no trial is "not testable here" with the
     counts: that server cannot hold the level on this machine, a finding for its row, not a slope."""
     for side, used in ((verdict.baseline, verdict.n_baseline), (verdict.candidate, verdict.n_candidate)):
-        short = [item["reason"] for item in verdict.excluded
-                 if item["label"] == side and str(item["reason"]).startswith(LEVEL_NOT_HELD)]
-        if used == 0 and short:
-            held = [reason.rsplit("(", 1)[-1].rstrip(")") for reason in short]
+        held = evidence_policy.details(verdict.excluded, side, LEVEL_NOT_HELD)
+        if used == 0 and held:
             verdict.verdict = NOT_TESTABLE
             verdict.explanation = (f"{side} did not hold the level in any trial ({'; '.join(held)}): on this machine "
                                    "it cannot hold so many connections, so no memory per connection can be formed at "

@@ -71,7 +71,8 @@ def evidence_shares(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, label: str, 
     shares = trial_shares(cpu_stacks[cpu_stacks["trial"].isin(keep["trial"])], patterns, SOURCES[label])
     if not shares.empty:
         few = shares["samples"] < MIN_SAMPLES
-        excluded += [{"trial": int(r["trial"]), "label": label, "reason": f"{TOO_FEW_SAMPLES} ({int(r['samples'])})"}
+        excluded += [{"trial": int(r["trial"]), "label": label,
+                      "reason": evidence_policy.with_detail(TOO_FEW_SAMPLES, int(r["samples"]))}
                      for r in shares[few].to_dict("records")]
         shares = shares[~few].reset_index(drop=True)
     return shares, excluded
@@ -79,8 +80,7 @@ def evidence_shares(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, label: str, 
 
 def too_few_samples(claim: Claim, label: str, excluded: list, notebook: str, run_id: str, context: str) -> Verdict | None:
     """"not testable here" with the counts, when every evidence trial of `label` had too few profile samples."""
-    counts = [item["reason"].rsplit("(", 1)[-1].rstrip(")") for item in excluded
-              if item["label"] == label and item["reason"].startswith(TOO_FEW_SAMPLES)]
+    counts = evidence_policy.details(excluded, label, TOO_FEW_SAMPLES)
     if not counts:
         return None
     return Verdict(claim.id, NOT_TESTABLE,

@@ -26,13 +26,13 @@ LABELS = ("unbounded", "pool12")
 POOL_OVERHEAD_GOROUTINES = 4
 
 
-def processes(frame: pd.DataFrame) -> pd.DataFrame:
+def processes(frame: pd.DataFrame, duration_s: float) -> pd.DataFrame:
     """One row per process (a trial): its design's claim label, throughput over the offered window, peak RSS
     (MiB), GC pause total (s), peak live heap (MiB), peak goroutines, whether it was OOM-killed and when.
 
     An OOM-killed process printed no "done" line: its peaks are those of its last second, its throughput the
     requests completed by then over the offered window (what a client of it got), and `oom_second` its last
-    printed second.
+    printed second. `duration_s` is the offered window the run asked for (seconds).
     """
     rows = []
     for process, lines in frame.groupby("process"):
@@ -40,8 +40,6 @@ def processes(frame: pd.DataFrame) -> pd.DataFrame:
         done = lines[lines["event"] == "done"]
         design = str(lines["design"].iloc[0])
         killed = bool(lines["oom_killed"].iloc[0]) if "oom_killed" in lines else False
-        duration = float(done["duration_s"].iloc[0]) if len(done) else float(pd.to_numeric(
-            lines.get("duration_s", pd.Series(dtype=float))).max() or "nan")
         last = seconds.iloc[-1] if len(seconds) else None
         row = {
             "trial": int(process), "process": int(process), "design": design, "label": DESIGN_LABELS[design],
@@ -61,7 +59,7 @@ def processes(frame: pd.DataFrame) -> pd.DataFrame:
                        gc_pause_total_s=float(end["gc_pause_total_s"]), gc_cycles=float(end["gc_cycles"]))
         else:
             completed = float(last["completed"]) if last is not None else 0.0
-            row["throughput_rps"] = completed / duration if duration == duration and duration > 0 else float("nan")
+            row["throughput_rps"] = completed / duration_s
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -69,7 +67,7 @@ def processes(frame: pd.DataFrame) -> pd.DataFrame:
 def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, float], notebook: str, run_id: str,
              parameters: dict) -> list[Verdict]:
     """S2-throughput, -rss, -gc-pause, -gc-mark, -goroutines and -oom on the in-process run."""
-    table = processes(frame)
+    table = processes(frame, float(parameters["duration_s"]))
     limit_mib = parameters.get("memory_limit_mib")
     context = (f"S2 in-process as S2 ran it (microbench/s2inprocess): {parameters.get('rate_rps', '?'):g} requests "
                f"a second for {parameters.get('duration_s', '?'):g} s, each {parameters.get('cpu_ms', '?'):g} ms of "
@@ -91,13 +89,13 @@ def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, f
             ("S2-gc-pause", "gc_pause_total_s", "total GC pause over the process's run (debug.ReadGCStats)"),
         )
     ]
-    out.append(_gc_mark(table, claims, margins, notebook, run_id, context))
+    out.append(_gc_mark(table, margins, notebook, run_id, context))
     out.append(goroutines(table, notebook, run_id, context))
     out.append(out_of_memory(table, limit_mib, notebook, run_id, context))
     return out
 
 
-def _gc_mark(table, claims, margins, notebook, run_id, context) -> Verdict:
+def _gc_mark(table, margins, notebook, run_id, context) -> Verdict:
     evidence = evidence_policy.gather(table, LABELS, "heap_live_peak_mib")
     judgement = judge_ratio(evidence.values[LABELS[0]], evidence.values[LABELS[1]], GC_MARK_CLAIMED_RATIO, FAMILY,
                             margins.get("heap_live_peak_mib"))

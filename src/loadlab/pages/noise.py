@@ -24,11 +24,9 @@ def noise_band_columns(rows: pd.DataFrame, margin_column: str = "noise_margin") 
     return rows.assign(noise_low=[b[0] for b in bands], noise_high=[b[1] for b in bands])
 
 
-def verdict_forest_rows(verdicts, profile: str | None = None) -> pd.DataFrame:
-    """One forest-plot row per verdict record: label "claim (candidate / baseline)", its metric and noise band.
-
-    `profile` is accepted for older notebooks and unused: each row carries its own margin.
-    """
+def verdict_forest_rows(verdicts) -> pd.DataFrame:
+    """One forest-plot row per verdict record: label "claim (candidate / baseline)", its metric and its own noise
+    band."""
     rows = pd.DataFrame([vars(v) if not isinstance(v, dict) else v for v in verdicts])
     if rows.empty:
         return rows
