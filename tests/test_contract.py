@@ -49,8 +49,16 @@ def test_bounds_and_messages_appear_in_contract_md():
 
 
 def test_every_route_in_contract_md_is_known():
-    routes = set(re.findall(r"^\| `GET (/[a-z/]+)", DOCUMENT, re.MULTILINE))
+    routes = set(re.findall(r"^\| `GET (/[a-z0-9/]+)", DOCUMENT, re.MULTILINE))
     assert routes == set(contract.ROUTES)
+
+
+def test_plaintext200_is_s1s_200_bytes_as_contract_md_spells_it():
+    assert len(contract.PLAINTEXT_200_BODY) == 200
+    assert contract.PLAINTEXT_200_BODY == b"0123456789" * 20
+    assert "`0123456789` twenty times (200 bytes)" in DOCUMENT
+    assert contract.expected_body("/plaintext200") == contract.PLAINTEXT_200_BODY
+    assert contract.ROUTE_MEDIA_TYPES["/plaintext200"] == "text/plain"
 
 
 @pytest.mark.parametrize("target", ["/nope", "/cpu", "/cpu?n=x", "/cpu?n=10000001", "/io?ms=-1", "/mixed?cpu=1"])

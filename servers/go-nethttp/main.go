@@ -164,6 +164,13 @@ func plaintext(w http.ResponseWriter, r *http.Request) {
 	write(w, http.StatusOK, "text/plain", []byte("Hello, World!"))
 }
 
+// plaintext200Body is S1's 200-byte answer: "0123456789" twenty times.
+var plaintext200Body = []byte(strings.Repeat("0123456789", 20))
+
+func plaintext200(w http.ResponseWriter, r *http.Request) {
+	write(w, http.StatusOK, "text/plain", plaintext200Body)
+}
+
 func jsonRoute(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, struct {
 		Message string `json:"message"`
@@ -275,13 +282,14 @@ func finite(value float64) any {
 }
 
 var routes = map[string]http.HandlerFunc{
-	"/plaintext": plaintext,
-	"/json":      jsonRoute,
-	"/api/users": apiUsers,
-	"/io":        ioRoute,
-	"/cpu":       cpuRoute,
-	"/mixed":     mixedRoute,
-	"/health":    health,
+	"/plaintext":    plaintext,
+	"/plaintext200": plaintext200,
+	"/json":         jsonRoute,
+	"/api/users":    apiUsers,
+	"/io":           ioRoute,
+	"/cpu":          cpuRoute,
+	"/mixed":        mixedRoute,
+	"/health":       health,
 }
 
 // contractHandler dispatches by exact path so that unknown paths and wrong

@@ -109,6 +109,17 @@ function route_plaintext(Request $request, Response $response): void
     send($response, 200, 'text/plain', 'Hello, World!');
 }
 
+// S1's 200-byte answer: "0123456789" twenty times.
+const PLAINTEXT_200 = '0123456789' . '0123456789' . '0123456789' . '0123456789' . '0123456789'
+    . '0123456789' . '0123456789' . '0123456789' . '0123456789' . '0123456789'
+    . '0123456789' . '0123456789' . '0123456789' . '0123456789' . '0123456789'
+    . '0123456789' . '0123456789' . '0123456789' . '0123456789' . '0123456789';
+
+function route_plaintext200(Request $request, Response $response): void
+{
+    send($response, 200, 'text/plain', PLAINTEXT_200);
+}
+
 function route_json(Request $request, Response $response): void
 {
     send_json($response, 200, ['message' => 'Hello, World!']);
@@ -180,6 +191,7 @@ function route_health(Request $request, Response $response): void
 
 const ROUTES = [
     '/plaintext' => 'route_plaintext',
+    '/plaintext200' => 'route_plaintext200',
     '/json' => 'route_json',
     '/api/users' => 'route_users',
     '/io' => 'route_io',

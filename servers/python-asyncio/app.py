@@ -150,6 +150,13 @@ async def plaintext(scope, send) -> None:
     await respond(send, 200, TEXT, b"Hello, World!")
 
 
+PLAINTEXT_200 = b"0123456789" * 20  # S1's 200-byte answer
+
+
+async def plaintext200(scope, send) -> None:
+    await respond(send, 200, TEXT, PLAINTEXT_200)
+
+
 async def json_route(scope, send) -> None:
     await respond_json(send, 200, {"message": "Hello, World!"})
 
@@ -223,6 +230,7 @@ async def health(scope, send) -> None:
 
 ROUTES = {
     "/plaintext": plaintext,
+    "/plaintext200": plaintext200,
     "/json": json_route,
     "/api/users": api_users,
     "/io": io_route,

@@ -233,6 +233,13 @@ async fn plaintext() -> Response {
     respond(StatusCode::OK, TEXT_PLAIN, Bytes::from_static(b"Hello, World!"))
 }
 
+/// S1's 200-byte answer: "0123456789" twenty times.
+const PLAINTEXT_200: &[u8; 200] = b"01234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789";
+
+async fn plaintext200() -> Response {
+    respond(StatusCode::OK, TEXT_PLAIN, Bytes::from_static(PLAINTEXT_200))
+}
+
 async fn json_route() -> Response {
     json(StatusCode::OK, &Message { message: "Hello, World!" })
 }
@@ -312,6 +319,7 @@ fn router(config: Config) -> Router {
     // method-not-allowed fallback, any unknown path to the fallback.
     Router::new()
         .route("/plaintext", get(plaintext))
+        .route("/plaintext200", get(plaintext200))
         .route("/json", get(json_route))
         .route("/api/users", get(api_users))
         .route("/io", get(io_route))

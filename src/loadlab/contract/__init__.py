@@ -13,6 +13,8 @@ CONTRACT_VERSION = 1
 
 PLAINTEXT_BODY = b"Hello, World!"
 JSON_BODY = b'{"message":"Hello, World!"}'
+# S1's answer was 200 bytes (claims.yaml, S1's setup): "0123456789" twenty times.
+PLAINTEXT_200_BODY = b"0123456789" * 20
 
 _UINT64_MASK = (1 << 64) - 1
 CPU_HASH_SEED = 0xCBF29CE484222325
@@ -31,6 +33,7 @@ class IntegerParameter:
 
 ROUTE_PARAMETERS: dict[str, tuple[IntegerParameter, ...]] = {
     "/plaintext": (),
+    "/plaintext200": (),
     "/json": (),
     "/api/users": (),
     "/io": (IntegerParameter("ms", IO_MS_MAX),),
@@ -42,9 +45,10 @@ ROUTES = tuple(ROUTE_PARAMETERS)
 # Routes a load generator may target (health is for the harness).
 LOAD_ROUTES = tuple(r for r in ROUTES if r != "/health")
 
+TEXT_ROUTES = ("/plaintext", "/plaintext200")
 ROUTE_MEDIA_TYPES = {
-    "/plaintext": "text/plain",
-    **{route: "application/json" for route in ROUTES if route != "/plaintext"},
+    **{route: "text/plain" for route in TEXT_ROUTES},
+    **{route: "application/json" for route in ROUTES if route not in TEXT_ROUTES},
 }
 
 HEALTH_KEYS = {
@@ -149,6 +153,8 @@ def expected_body(route: str, query: dict[str, int] | None = None) -> bytes | No
     query = query or {}
     if route == "/plaintext":
         return PLAINTEXT_BODY
+    if route == "/plaintext200":
+        return PLAINTEXT_200_BODY
     if route == "/json":
         return JSON_BODY
     if route == "/api/users":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
+import socket
 import time
 from dataclasses import asdict, dataclass
 
@@ -178,7 +179,7 @@ def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...
             checks.append(check_health(request(host, port, "GET", "/health"), server_name))
         except OSError as error:
             checks.append(Check("GET /health", False, str(error)))
-    for route in ("/plaintext", "/json", "/api/users"):
+    for route in ("/plaintext", "/plaintext200", "/json", "/api/users"):
         if route in routes:
             add(f"GET {route}", "GET", route, 200, contract.expected_body(route), ROUTE_MEDIA_TYPES[route])
     if "/api/users" in routes:
@@ -222,6 +223,7 @@ def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...
             allow = (response.headers.get("Allow") or "").replace(" ", "")
             checks.append(Check("405 carries Allow: GET", "GET" in allow.split(","), f"Allow: {allow!r}"))
     checks.append(_check_keep_alive(host, port, known))
+    checks.append(_check_connection_close(host, port, known))
     if thorough:
         checks.append(_check_date_is_live(host, port, known))
     return checks
@@ -246,6 +248,25 @@ def _check_malformed_escape(host: str, port: int, route: str) -> Check:
     if is_json and not contract_json:
         return Check(name, False, f"a JSON body that is not the contract's: {_show(response.body)!r}")
     return Check(name, True, "the contract's JSON 400" if contract_json else "the HTTP stack's own 400")
+
+
+def _check_connection_close(host: str, port: int, target: str) -> Check:
+    """A request that asks `Connection: close` is answered with `Connection: close`, then the connection closes:
+    a load generator running a new connection per request (S1's load) learns it from the answer."""
+    name = "Connection: close is answered with Connection: close, then closed"
+    with socket.create_connection((host, port), timeout=REQUEST_TIMEOUT_S) as sock:
+        try:
+            sock.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+        except OSError as error:
+            return Check(name, False, str(error))
+    head = received.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower().split("\r\n")
+    said = any(line.split(":", 1)[0].strip() == "connection" and "close" in line.split(":", 1)[1] for line in head[1:])
+    if not head[0].startswith("http/1.1 200"):
+        return Check(name, False, f"answered {head[0]!r}")
+    return Check(name, said, "" if said else "closed without saying so (no Connection: close in the answer)")
 
 
 def _check_keep_alive(host: str, port: int, target: str) -> Check:

@@ -22,8 +22,10 @@ final class Router implements HttpHandler {
     static final long CPU_N_MAX = 10_000_000;
     private static final String TEXT = "text/plain";
     private static final String JSON = "application/json";
+    /** S1's 200-byte answer: "0123456789" twenty times. */
+    private static final String PLAINTEXT_200 = "0123456789".repeat(20);
     private static final Set<String> ROUTES =
-            Set.of("/plaintext", "/json", "/api/users", "/io", "/cpu", "/mixed", "/health");
+            Set.of("/plaintext", "/plaintext200", "/json", "/api/users", "/io", "/cpu", "/mixed", "/health");
 
     /** One response: status, media type, body. */
     private record Answer(int status, String contentType, String body) {
@@ -81,6 +83,7 @@ final class Router implements HttpHandler {
             throws Query.BadParameter, InterruptedException {
         return switch (path) {
             case "/plaintext" -> new Answer(200, TEXT, "Hello, World!");
+            case "/plaintext200" -> new Answer(200, TEXT, PLAINTEXT_200);
             case "/json" -> {
                 StringBuilder out = new StringBuilder(32).append('{');
                 yield Answer.json(Json.string(Json.key(out, "message"), "Hello, World!").append('}').toString());
@@ -160,6 +163,12 @@ final class Router implements HttpHandler {
         Headers headers = exchange.getResponseHeaders();
         headers.set("Server", Server.NAME);
         headers.set("Content-Type", answer.contentType());
+        // HttpServer closes a connection whose request asked it to, but does not say so; a client (wrk) that is
+        // not told then tries the closed connection again and counts a read error for every request.
+        String connection = exchange.getRequestHeaders().getFirst("Connection");
+        if (connection != null && connection.trim().equalsIgnoreCase("close")) {
+            headers.set("Connection", "close");
+        }
         if (body.length == 0 || exchange.getRequestMethod().equals("HEAD")) {
             headers.set("Content-Length", Integer.toString(body.length));
             exchange.sendResponseHeaders(answer.status(), -1);
