@@ -77,3 +77,30 @@ def test_a_trial_waits_a_bounded_time_while_time_wait_holds_the_local_ports():
     assert result.returncode == 0, result.stderr
     # Both ports of the range are held in TIME-WAIT: the wait ran its full second and gave up, counting 2 each time.
     assert result.stdout.split() == ["2", "2", "True"]
+
+
+SERVER_CLOSES_CASE = textwrap.dedent("""
+    import socket, subprocess, time
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
+        f.write("40000 40003")
+    from loadlab import hostfacts
+    listener = socket.socket(); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 18555)); listener.listen()
+    for _ in range(6):  # the server closes first (a connection per request): its end waits in TIME-WAIT, on its port
+        client = socket.create_connection(("127.0.0.1", 18555)); server, _ = listener.accept()
+        server.close(); time.sleep(0.05); client.close(); time.sleep(0.05)
+    seen = hostfacts.wait_for_local_ports(max_wait_s=1.0, poll_s=0.2)
+    print(seen["time_wait_sockets_before"], seen["time_wait_local_ports_before"], seen["waited_for_local_ports_s"] < 0.5)
+""")
+
+
+def test_a_server_that_closed_first_holds_no_client_port_and_no_trial_waits_for_it():
+    # Six connections through a range of four client ports: the server's TIME-WAIT sockets (one per client port
+    # used; a new handshake on a 4-tuple in TIME-WAIT takes it over) hold one port, its own, so the next trial
+    # starts at once: the wait counts ports, not sockets.
+    result = subprocess.run(["unshare", "-n", sys.executable, "-c", SERVER_CLOSES_CASE], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stderr
+    sockets, ports, started_at_once = result.stdout.split()
+    assert int(sockets) >= 2 and ports == "1" and started_at_once == "True"

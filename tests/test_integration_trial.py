@@ -44,6 +44,12 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert wrk.read_report(trial_dir / "wrk.json.gz").requests == row["requests"]
     # Keep-alive: wrk's 16 connections carried every request of the window.
     assert row["connection_mode"] == "keep-alive" and 16 <= row["connections_accepted"] < 40
+    # The kernel held wrk's 16 connections through the window (counted once a second, not assumed).
+    assert row["connections_established_samples"] >= 2 and row["connections_established_median"] == 16
+    # Process RSS (S1's quantity) beside the cgroup's memory: one Go process, no shared-memory mappings of note.
+    assert row["process_rss_mean_bytes"] > 1024**2 and row["process_rss_peak_bytes"] >= row["process_rss_mean_bytes"]
+    assert 0 <= row["process_rss_shmem_mean_bytes"] < row["process_rss_mean_bytes"]
+    assert row["listen_overflows"] is not None and row["listen_overflows"] >= 0
     # The hypervisor's share of each side's CPUs in the window, read from this host's /proc/stat.
     for side in ("server", "loadgen"):
         assert 0.0 <= row[f"{side}_cpu_steal_share"] <= 1.0
@@ -112,6 +118,9 @@ def test_a_connection_per_request_trial_opens_one_connection_for_each_request(do
     # One connection per request, plus wrk's first 16 and the few the harness opens.
     assert row["requests"] > 100
     assert row["requests"] <= row["connections_accepted"] <= row["requests"] * 1.02 + 40
+    # A connection per request: the server holds a connection only while its request is in its hands, so fewer
+    # than the 16 wrk keeps (the rest are between a close and the next handshake) are counted as held.
+    assert row["connections_established_samples"] >= 1 and 0 <= row["connections_established_median"] <= 16
     assert container.leftovers(docker_client, run_id) == []
 
 

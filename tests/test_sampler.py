@@ -105,3 +105,27 @@ def test_counters_that_went_backwards_or_were_not_read_give_none():
     assert set(sampler.throttling_columns(before, after).values()) == {None}
     assert set(sampler.throttling_columns(None, after).values()) == {None}
     assert sampler.cpu_throttling_from_stat("usage_usec 10\n") is None  # a cpu.stat without quota counters
+
+
+def test_process_rss_is_vmrss_with_its_shared_memory_part_read_from_a_real_zgc_process():
+    text = Path(fixture_path("proc-status", "java21-zgc-512m.status")).read_text()
+    rss, shmem = sampler.parse_proc_status_rss(text)
+    fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in text.splitlines()
+              if line.startswith(("VmRSS", "RssAnon", "RssFile", "RssShmem"))}
+    assert rss == fields["VmRSS"] == fields["RssAnon"] + fields["RssFile"] + fields["RssShmem"]
+    assert shmem == fields["RssShmem"]
+    # ZGC's three views of its heap: the shared-memory part is most of the RSS, and more than the 512 MiB heap
+    # could hold were each page counted once.
+    assert shmem > rss / 2 and shmem > 512 * 1024**2
+    # A zombie has no memory lines: no reading, rather than a zero.
+    assert sampler.parse_proc_status_rss("Name:\tx\nState:\tZ (zombie)\n") is None
+
+
+def test_process_rss_sums_the_processes_it_can_read_and_skips_those_gone():
+    import os
+
+    own_rss, _ = sampler.parse_proc_status_rss(Path(f"/proc/{os.getpid()}/status").read_text())
+    total, _ = sampler.process_rss_bytes([os.getpid(), 2**22 + 7])  # the second never existed
+    assert total == pytest.approx(own_rss, rel=0.2)
+    assert sampler.process_rss_bytes([2**22 + 7]) == (None, None)
+    assert sampler.process_rss_bytes([]) == (None, None)

@@ -182,18 +182,35 @@ def steal_columns(before: dict[int, tuple[int, int]], after: dict[int, tuple[int
 _TCP_TIME_WAIT = "06"  # the `st` column of /proc/net/tcp: include/net/tcp_states.h, TCP_TIME_WAIT
 
 
-def tcp_time_wait_count(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> int | None:
-    """Sockets of this network namespace in TIME-WAIT (closed connections whose local port is still held), or
-    None where the kernel's tables cannot be read."""
-    count, read = 0, False
+def tcp_time_wait(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> tuple[int, int] | None:
+    """(sockets, distinct local ports) of this network namespace in TIME-WAIT, or None where the kernel's tables
+    cannot be read.
+
+    A client's closed connection holds its local port, one port each; a
+    server that closed first holds its own port's connections in TIME-WAIT,
+    thousands on one local port, and no client port at all (a connect from a
+    port checks that port's own sockets). Ports, not sockets, are what a
+    loadgen can run short of.
+    """
+    sockets, ports, read = 0, set(), False
     for table in tables:
         try:
             lines = Path(table).read_text().splitlines()[1:]
         except OSError:
             continue
         read = True
-        count += sum(1 for line in lines if line.split()[3:4] == [_TCP_TIME_WAIT])
-    return count if read else None
+        for line in lines:
+            fields = line.split()
+            if fields[3:4] == [_TCP_TIME_WAIT]:
+                sockets += 1
+                ports.add(fields[1].rsplit(":", 1)[-1])
+    return (sockets, len(ports)) if read else None
+
+
+def tcp_time_wait_count(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> int | None:
+    """Sockets of this network namespace in TIME-WAIT, or None where the kernel's tables cannot be read."""
+    counted = tcp_time_wait(tables)
+    return None if counted is None else counted[0]
 
 
 def wait_for_local_ports(max_wait_s: float, busy_share: float = 0.5, poll_s: float = 2.0) -> dict:
@@ -201,14 +218,19 @@ def wait_for_local_ports(max_wait_s: float, busy_share: float = 0.5, poll_s: flo
 
     A loadgen that opened tens of thousands of connections leaves their ports
     held for 60 s; a trial started then finds its loadgen short of ports and
-    measures that, not its server. Returns what was seen: the TIME-WAIT count
-    at the start and at the end, and the seconds waited.
+    measures that, not its server. Ports are counted, not sockets
+    (`tcp_time_wait`): under a connection per request the server closes
+    first, and its tens of thousands of TIME-WAIT sockets hold one port.
+    Returns what was seen: the TIME-WAIT sockets and ports at the start and at
+    the end, and the seconds waited.
     """
     ports = connection_limits().get("ephemeral_ports")
     started = time.monotonic()
-    first = count = tcp_time_wait_count()
-    while count is not None and ports and count >= busy_share * ports and time.monotonic() - started < max_wait_s:
+    first = last = tcp_time_wait()
+    while last is not None and ports and last[1] >= busy_share * ports and time.monotonic() - started < max_wait_s:
         time.sleep(min(poll_s, max(0.0, max_wait_s - (time.monotonic() - started))))
-        count = tcp_time_wait_count()
-    return {"time_wait_sockets_before": first, "time_wait_sockets": count,
+        last = tcp_time_wait()
+    first, last = first or (None, None), last or (None, None)
+    return {"time_wait_sockets_before": first[0], "time_wait_sockets": last[0],
+            "time_wait_local_ports_before": first[1], "time_wait_local_ports": last[1],
             "waited_for_local_ports_s": round(time.monotonic() - started, 3)}

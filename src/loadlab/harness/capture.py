@@ -91,6 +91,25 @@ def tcp_passive_opens(pid: int) -> int | None:
     return int(lines[1][lines[0].index("PassiveOpens")])
 
 
+def listen_overflows(pid: int) -> int | None:
+    """The kernel's count of connections dropped because a listen queue was full (TcpExt ListenOverflows), in
+    the network namespace of `pid`; None when it cannot be read.
+
+    Under a connection per request, a burst of handshakes beyond the listen
+    queue (`net.core.somaxconn`, 4,096 here) is dropped, and each client
+    waits a SYN retransmission (1 s, then 3 s, ...) before it is served: the
+    difference across a window says how often that happened.
+    """
+    try:
+        lines = [line.split() for line in Path(f"/proc/{pid}/net/netstat").read_text().splitlines()
+                 if line.startswith("TcpExt:")]
+    except OSError:
+        return None
+    if len(lines) < 2 or "ListenOverflows" not in lines[0]:
+        return None
+    return int(lines[1][lines[0].index("ListenOverflows")])
+
+
 class ServerGone(Exception):
     """A polled server stopped answering for good (refused or reset, not merely late)."""
 

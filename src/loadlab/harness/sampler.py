@@ -1,7 +1,13 @@
 """Sample a container's memory in use, CPU time and tasks a few times a second.
 
 Memory in use is `usage - inactive_file`, the figure `docker stats` shows
-(page cache that can be dropped is not the runtime's cost). CPU is the
+(page cache that can be dropped is not the runtime's cost). Process RSS is
+the other figure, the one `ps` and S1 read: VmRSS summed over the cgroup's
+processes, with its shared-memory part (RssShmem) beside it. The two differ
+by design: RSS counts a page once per mapping (a heap mapped several times,
+as ZGC maps its heap, counts several times) and counts shared libraries'
+pages in every process; the cgroup counts each page it was charged once,
+and kernel memory on top. CPU is the
 cgroup's cumulative CPU time in seconds. Tasks is the pids cgroup's count,
 which counts threads, not processes.
 
@@ -39,6 +45,9 @@ class ResourceSample:
     # move in coarser steps than cpu_seconds (cpuacct.usage, ns); v2 cpu.stat gives microseconds.
     cpu_user_seconds: float | None = None
     cpu_system_seconds: float | None = None
+    # VmRSS and its RssShmem part summed over the cgroup's processes (/proc/PID/status), bytes
+    process_rss_bytes: int | None = None
+    process_rss_shmem_bytes: int | None = None
 
 
 def parse_flat_keyed(text: str) -> dict[str, int]:
@@ -77,6 +86,33 @@ def cpu_modes_from_docker_stats(stats: dict) -> tuple[float | None, float | None
 
 def tasks_from_docker_stats(stats: dict) -> int | None:
     return (stats.get("pids_stats") or {}).get("current")
+
+
+def parse_proc_status_rss(text: str) -> tuple[int, int] | None:
+    """(VmRSS, RssShmem) in bytes from one /proc/PID/status; None for a process without memory (a zombie)."""
+    fields = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssShmem"):
+            number, _, unit = value.strip().partition(" ")
+            fields[key] = int(number) * (1024 if unit == "kB" else 1)
+    if "VmRSS" not in fields:
+        return None
+    return fields["VmRSS"], fields.get("RssShmem", 0)
+
+
+def process_rss_bytes(pids) -> tuple[int | None, int | None]:
+    """(VmRSS, RssShmem) summed over `pids`, bytes; (None, None) when no process could be read."""
+    rss = shmem = 0
+    read = 0
+    for pid in pids:
+        try:
+            parsed = parse_proc_status_rss(Path(f"/proc/{pid}/status").read_text())
+        except OSError:  # the process ended between listing and reading
+            continue
+        if parsed is not None:
+            rss, shmem, read = rss + parsed[0], shmem + parsed[1], read + 1
+    return (rss, shmem) if read else (None, None)
 
 
 def parse_proc_cgroup(text: str) -> dict[str, str]:
@@ -161,6 +197,13 @@ class CgroupSource:
     def tasks(self) -> int | None:
         return self._read_int(self.pids_dir / "pids.current")
 
+    def pids(self) -> list[int]:
+        """The cgroup's processes (thread group leaders), from the memory controller's cgroup.procs."""
+        try:
+            return [int(line) for line in (self.memory_dir / "cgroup.procs").read_text().split()]
+        except OSError:
+            return []
+
     def cpu_throttling(self) -> CpuThrottling | None:
         """The CFS quota's counters so far: periods elapsed, periods throttled, seconds throttled."""
         directory = self.root / "cpu" / self.paths.get("cpu", "").lstrip("/") if self.version == 1 else self.cpu_dir
@@ -171,7 +214,9 @@ class CgroupSource:
 
     def read(self, t_s: float) -> ResourceSample:
         user, system = self.cpu_mode_seconds()
-        return ResourceSample(t_s, self.memory_in_use_bytes(), self.cpu_seconds(), self.tasks(), user, system)
+        rss, shmem = process_rss_bytes(self.pids())
+        return ResourceSample(t_s, self.memory_in_use_bytes(), self.cpu_seconds(), self.tasks(), user, system,
+                              rss, shmem)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from loadlab import hostfacts, outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
-from loadlab.harness import capture, container, images, sampler
+from loadlab.harness import capture, container, images, sampler, tcp_diag
 from loadlab.harness import loadgen as loadgen_run
 from loadlab.harness.session import ServerSession
 from loadlab.loadgen import vegeta, wrk
@@ -39,18 +39,25 @@ def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFram
     frame = server.rename(columns={"cpu_seconds": "server_cpu_seconds", "tasks": "server_tasks",
                                     "memory_in_use_bytes": "server_memory_in_use_bytes",
                                     "cpu_user_seconds": "server_cpu_user_seconds",
-                                    "cpu_system_seconds": "server_cpu_system_seconds"})
+                                    "cpu_system_seconds": "server_cpu_system_seconds",
+                                    "process_rss_bytes": "server_process_rss_bytes",
+                                    "process_rss_shmem_bytes": "server_process_rss_shmem_bytes"})
     frame["loadgen_cpu_seconds"] = loadgen["cpu_seconds"].reindex(frame.index).to_numpy() if not loadgen.empty else None
     return frame
 
 
 def summarize_resources(timeseries: pd.DataFrame, window_s: float, loadgen_cpu_count: int) -> dict:
-    """CPU seconds, peak/mean memory, peak tasks and loadgen utilization over the window."""
+    """CPU seconds, peak/mean memory (the cgroup's, and process RSS), peak tasks and loadgen utilization over the
+    window."""
     def delta(column: str) -> float | None:
         values = timeseries[column].dropna() if column in timeseries else pd.Series(dtype=float)
         return float(values.iloc[-1] - values.iloc[0]) if len(values) >= 2 else None
 
     memory = timeseries["server_memory_in_use_bytes"].dropna()
+    rss = (timeseries["server_process_rss_bytes"].dropna() if "server_process_rss_bytes" in timeseries
+           else pd.Series(dtype=float))
+    shmem = (timeseries["server_process_rss_shmem_bytes"].dropna() if "server_process_rss_shmem_bytes" in timeseries
+             else pd.Series(dtype=float))
     tasks = timeseries["server_tasks"].dropna()
     loadgen_cpu_s = delta("loadgen_cpu_seconds")
     utilization = loadgen_cpu_s / window_s / loadgen_cpu_count if loadgen_cpu_s is not None and window_s > 0 else None
@@ -60,6 +67,9 @@ def summarize_resources(timeseries: pd.DataFrame, window_s: float, loadgen_cpu_c
         "server_cpu_system_seconds": delta("server_cpu_system_seconds"),
         "memory_peak_bytes": int(memory.max()) if len(memory) else None,
         "memory_mean_bytes": float(memory.mean()) if len(memory) else None,
+        "process_rss_peak_bytes": int(rss.max()) if len(rss) else None,
+        "process_rss_mean_bytes": float(rss.mean()) if len(rss) else None,
+        "process_rss_shmem_mean_bytes": float(shmem.mean()) if len(shmem) else None,
         "tasks_peak": int(tasks.max()) if len(tasks) else None,
         "loadgen_cpu_seconds": loadgen_cpu_s,
         "loadgen_cpu_utilization": utilization,
@@ -146,8 +156,9 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     """The measured window with the sampler (and any profilers) running.
 
     Returns (loadgen result, samples, facts of the window): the TCP
-    connections accepted in it (None where the kernel's count cannot be read)
-    the share of the server's and loadgen's CPU time stolen by the
+    connections accepted in it and those the server held (established, once
+    a second: `tcp_diag.EstablishedCounter`; None where the kernel's counts
+    cannot be read), the share of the server's and loadgen's CPU time stolen by the
     hypervisor (None off this host), and how often the server's CPU quota
     ran out (`sampler.throttling_columns`).
     """
@@ -156,10 +167,11 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     if profiling is not None:
         profiling.start()
     accepted_before = capture.tcp_passive_opens(pid)
+    overflows_before = capture.listen_overflows(pid)
     # CPU steal (a neighbour on the hypervisor taking our vCPUs) is read on this host only.
     cpu_times_before = hostfacts.cpu_times() if config.check_host_cpus else {}
     throttling_before = sources["server"].cpu_throttling()
-    with sampler.Sampler(sources) as running:
+    with sampler.Sampler(sources) as running, tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
         if config.load_mode == "closed":
             result = loadgen_run.run_wrk(
                 loadgen, "", url, config.connections, int(config.duration_s), config.loadgen_threads,
@@ -170,10 +182,12 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
                                             max_workers=config.max_in_flight,
                                             connection_per_request=config.connection_per_request)
     accepted_after = capture.tcp_passive_opens(pid)
+    overflows_after = capture.listen_overflows(pid)
     cpu_times_after = hostfacts.cpu_times() if config.check_host_cpus else {}
     throttling = sampler.throttling_columns(throttling_before, sources["server"].cpu_throttling())
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
-    window = {"connections_accepted": accepted, **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
+    overflows = None if overflows_before is None or overflows_after is None else overflows_after - overflows_before
+    window = {"connections_accepted": accepted, "listen_overflows": overflows, **held.summary(), **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
     return result, running.samples, window
 
 

@@ -1,0 +1,119 @@
+"""Count a server's established TCP connections from the kernel, cheaply, while the load runs.
+
+`capture.established_connections` reads /proc/PID/net/tcp: the kernel formats
+every socket of the namespace as text, TIME_WAIT ones included, and Python
+parses them. Under S1's short connections that is tens of thousands of lines
+a second, CPU the measured window would pay for. The kernel's socket
+diagnostics (netlink SOCK_DIAG, what `ss` uses) instead send only the sockets
+in the states asked for, as fixed binary records, so a count of 10,000
+connections costs a few milliseconds.
+
+Servers run with host networking (harness.container), so the harness's own
+network namespace is the server's; `established_count` answers None when it
+is not (an engine on another machine), never a count of the wrong sockets.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+import time
+
+NETLINK_SOCK_DIAG = 4
+SOCK_DIAG_BY_FAMILY = 20
+NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
+NLMSG_DONE, NLMSG_ERROR = 3, 2
+TCP_ESTABLISHED = 1  # include/net/tcp_states.h
+_NLMSG_HEADER = struct.Struct("=IHHII")  # length, type, flags, sequence, port id
+# inet_diag_req_v2: family, protocol, extensions, pad, states; then inet_diag_sockid (48 bytes, zero: dump all)
+_REQUEST = struct.Struct("=BBBBI48x")
+_SPORT_OFFSET = 4  # inet_diag_msg: family, state, timer, retransmits (1 byte each), then the sockid: sport first
+
+
+def same_network_namespace(pid: int) -> bool:
+    """True when process `pid` shares this process's network namespace (host networking on this host)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net")
+    except OSError:
+        return False
+
+
+def _dump(family: int, states: int) -> list[bytes]:
+    """Every inet_diag_msg of TCP sockets of `family` in `states` (a bit mask), from one netlink dump."""
+    messages: list[bytes] = []
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as netlink:
+        body = _REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, states)
+        netlink.send(_NLMSG_HEADER.pack(_NLMSG_HEADER.size + len(body), SOCK_DIAG_BY_FAMILY,
+                                        NLM_F_REQUEST | NLM_F_DUMP, 1, 0) + body)
+        while True:
+            data = netlink.recv(1 << 16)
+            offset = 0
+            while offset + _NLMSG_HEADER.size <= len(data):
+                length, kind, _flags, _sequence, _port = _NLMSG_HEADER.unpack_from(data, offset)
+                if kind == NLMSG_DONE:
+                    return messages
+                if kind == NLMSG_ERROR:
+                    raise OSError("the kernel refused the socket diagnostics request")
+                messages.append(data[offset + _NLMSG_HEADER.size: offset + length])
+                offset += (length + 3) & ~3  # NLMSG_ALIGN
+            if not data:
+                return messages
+
+
+def established_count(port: int, pid: int | None = None) -> int | None:
+    """TCP connections in state ESTABLISHED whose local port is `port` (IPv4 and IPv6), in this network
+    namespace; None when `pid` is given and lives in another one, or the kernel offers no socket diagnostics.
+
+    Connections the kernel completed but the server has not yet accepted
+    (its listen queue) are established too: the kernel holds them for it.
+    """
+    if pid is not None and not same_network_namespace(pid):
+        return None
+    count = 0
+    try:
+        for family in (socket.AF_INET, socket.AF_INET6):
+            for message in _dump(family, 1 << TCP_ESTABLISHED):
+                if len(message) >= _SPORT_OFFSET + 2 and struct.unpack_from("!H", message, _SPORT_OFFSET)[0] == port:
+                    count += 1
+    except OSError:
+        return None
+    return count
+
+
+class EstablishedCounter:
+    """`established_count` once a second on a background thread while the window runs (a context manager);
+    `counts` holds the readings (None where one could not be taken)."""
+
+    def __init__(self, port: int, pid: int | None, interval_s: float = 1.0):
+        self.port, self.pid, self.interval_s = port, pid, interval_s
+        self.counts: list[int | None] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="loadlab-established", daemon=True)
+
+    def _run(self) -> None:
+        next_tick = time.monotonic()
+        while not self._stop.is_set():
+            self.counts.append(established_count(self.port, self.pid))
+            next_tick += self.interval_s
+            self._stop.wait(max(0.0, next_tick - time.monotonic()))
+
+    def __enter__(self) -> EstablishedCounter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def summary(self) -> dict:
+        """`connections_established_median` and `_max` over the window, and how many readings they rest on."""
+        readings = sorted(count for count in self.counts if count is not None)
+        if not readings:
+            return {"connections_established_median": None, "connections_established_max": None,
+                    "connections_established_samples": 0}
+        middle = len(readings) // 2
+        median = readings[middle] if len(readings) % 2 else (readings[middle - 1] + readings[middle]) / 2
+        return {"connections_established_median": float(median), "connections_established_max": readings[-1],
+                "connections_established_samples": len(readings)}

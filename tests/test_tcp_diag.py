@@ -1,0 +1,56 @@
+"""The kernel's socket diagnostics count a port's established connections: real sockets on loopback."""
+
+import os
+import socket
+import time
+
+from loadlab.harness import tcp_diag
+from loadlab.harness.capture import established_connections
+
+
+def _listener(backlog: int = 64) -> socket.socket:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(backlog)
+    return listener
+
+
+def test_connections_held_are_counted_accepted_or_queued_and_other_ports_are_not():
+    with _listener() as listener, _listener() as other:
+        port = listener.getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]
+        elsewhere = [socket.create_connection(("127.0.0.1", other.getsockname()[1])) for _ in range(3)]
+        accepted = [listener.accept()[0] for _ in range(5)]  # 5 accepted, 7 still in the listen queue
+        try:
+            assert tcp_diag.established_count(port) == 12
+            # The same count as the /proc text tables give (the slower reader it replaces in measured windows).
+            assert tcp_diag.established_count(port, os.getpid()) == established_connections(os.getpid(), port)
+            for sock in accepted + clients[5:]:
+                sock.close()
+            time.sleep(0.05)
+            # Closed on the server's side: those sockets left ESTABLISHED (the clients' ends are not counted).
+            assert tcp_diag.established_count(port) == 0
+        finally:
+            for sock in clients + elsewhere + accepted:
+                sock.close()
+
+
+def test_a_process_in_another_network_namespace_gets_no_count():
+    assert tcp_diag.same_network_namespace(os.getpid())
+    assert tcp_diag.established_count(1, pid=2**22 + 7) is None  # no such process: nothing to compare with
+
+
+def test_the_counter_reads_once_a_second_and_summarizes_what_it_read():
+    with _listener() as listener:
+        port = listener.getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+        try:
+            with tcp_diag.EstablishedCounter(port, os.getpid(), interval_s=0.1) as counter:
+                time.sleep(0.35)
+            summary = counter.summary()
+        finally:
+            for sock in clients:
+                sock.close()
+    assert summary["connections_established_samples"] == len(counter.counts) >= 3
+    assert summary["connections_established_median"] == 4 and summary["connections_established_max"] == 4
+    assert tcp_diag.EstablishedCounter(port, None).summary()["connections_established_median"] is None
