@@ -29,11 +29,14 @@ for run in rundir.list_runs():
     loaded.append(run["experiment"])
 # The notebooks' path: a plan (validated without the host) and run_id="latest".
 for build in (plans.noise, plans.loadgen_ceiling, plans.server_capacity, plans.runtime_overhead, plans.json_api,
-              plans.io_coroutines, plans.virtual_threads, plans.pinning):
-    s = study.measure_or_load(build("quick"), run_id="latest", processed_root=processed)
+              plans.io_coroutines, plans.virtual_threads, plans.pinning, plans.cpu_profiles):
+    s = study.measure_or_load(build("quick"), run_id="latest", processed_root=processed, log=lambda line: None)
     assert len(s.trials), build.__name__
-    loaded.append("study:" + s.experiment.name)
-s = study.measure_or_load(plans.worker_pool("quick", 1, [1.0]), run_id="latest", processed_root=processed)
+    # A run of an earlier plan is re-analysed as recorded, and carries what changed since (the page shows it).
+    assert all(" -> " in change or change.startswith("server ") for change in s.plan_changes), s.plan_changes
+    loaded.append(("earlier-plan:" if s.plan_changes else "study:") + s.experiment.name)
+s = study.measure_or_load(plans.worker_pool("quick", 1, [1.0]), run_id="latest", processed_root=processed,
+                          log=lambda line: None)
 loaded.append("study:" + s.experiment.name)
 assert not [m for m in sys.modules if m == "docker" or m.startswith("loadlab.harness")], "re-analysis imported the harness"
 print("\n".join(loaded))
@@ -46,5 +49,5 @@ def test_every_committed_reference_run_loads_on_a_one_cpu_host_without_an_engine
     assert result.returncode == 0, result.stderr[-3000:]
     loaded = result.stdout.split()
     complete_runs = list(paths.RAW_DIR.glob("*/*/manifest.json"))
-    assert len([name for name in loaded if not name.startswith("study:")]) >= len(complete_runs) > 0
+    assert len([name for name in loaded if not name.startswith(("study:", "earlier-plan:"))]) >= len(complete_runs) > 0
     assert "study:05-pinning-quick" in loaded and "study:02-worker-pool-quick" in loaded

@@ -32,6 +32,9 @@ class Study:
     run_dir: Path
     tables: dict
     missing: dict[str, str] = field(default_factory=dict)
+    # How the notebook's plan today differs from the one the run was measured under (`plan_differences`); empty
+    # for a run of today's plan.
+    plan_changes: list[str] = field(default_factory=list)
 
     @property
     def trials(self) -> pd.DataFrame:
@@ -104,17 +107,82 @@ def ensure_aa_control(profile: str, raw_dir: Path = paths.RAW_DIR, progress: boo
     return measure_or_load(plans.noise(profile), None, progress=progress, raw_dir=raw_dir, log=log).run_dir
 
 
+# What a plan decides about its measurements; a run recorded under other values measured something else.
+PLAN_FIELDS = ("servers", "load", "durations", "placement", "trials_per_condition", "profilers")
+
+
+def plan_differences(experiment: Experiment, manifest: dict) -> list[str]:
+    """What differs between a plan and the experiment a run recorded (its manifest), as a reader reads it:
+    "load.route: /json -> /plaintext200", "server java-platform: JAVA_OPTS unset -> -XX:+UseZGC", over
+    PLAN_FIELDS; empty when the run measured the plan as it stands. A server the run left out because its image
+    could not be built here (annotated as missing) is not a difference: the page says so."""
+    recorded_experiment = Experiment.from_record(manifest.get("parameters") or {})
+    missing = set((manifest.get("annotations") or {}).get("missing_servers") or {})
+    experiment = dataclasses.replace(experiment, servers=[entry for entry in experiment.servers
+                                                          if entry.display_label() not in missing])
+    plan, recorded = experiment.to_dict(), recorded_experiment.to_dict()
+    changes = []
+    for name in PLAN_FIELDS:
+        before, after = recorded.get(name), plan.get(name)
+        if before == after:
+            continue
+        if name == "servers":
+            was = {entry.display_label(): _flat_entry(entry) for entry in recorded_experiment.servers}
+            now = {entry.display_label(): _flat_entry(entry) for entry in experiment.servers}
+            for label in sorted(set(was) | set(now)):
+                if label not in was or label not in now:
+                    changes.append(f"server {label}: {'added' if label in now else 'removed'}")
+                    continue
+                changes += [f"server {label}: {key} {_plain(was[label].get(key))} -> {_plain(now[label].get(key))}"
+                            for key in sorted(set(was[label]) | set(now[label]))
+                            if was[label].get(key) != now[label].get(key)]
+        elif isinstance(before, dict) and isinstance(after, dict):
+            changes += [f"{name}.{key}: {_plain(before.get(key))} -> {_plain(after.get(key))}"
+                        for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
+        else:
+            changes.append(f"{name}: {_plain(before)} -> {_plain(after)}")
+    return changes
+
+
+def _flat_entry(entry) -> dict:
+    """A server entry's fields with its settings as fields of their own (JAVA_OPTS beside cpu_quota)."""
+    fields = dataclasses.asdict(entry)
+    return {**{k: v for k, v in fields.items() if k != "settings"}, **(fields.get("settings") or {})}
+
+
+def _plain(value) -> str:
+    """A value as a reader reads it: no quotes or brackets."""
+    if value is None or value == [] or value == {}:
+        return "unset"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_plain(item)}" for key, item in value.items())
+    return str(value)
+
+
 def measure_or_load(experiment: Experiment, run_id: str | None = None, progress: bool = True,
                     raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR, log=print,
-                    aa_control: bool = False) -> Study:
+                    aa_control: bool = False, missing_ok: bool = False) -> Study | None:
     """Measure `experiment` (run_id None) or load a run of it; `aa_control` also makes sure, when measuring, that
-    this sitting has its A/A control (`ensure_aa_control`), which the verdicts on this run take their margins from."""
+    this sitting has its A/A control (`ensure_aa_control`), which the verdicts on this run take their margins from.
+    `missing_ok`: None, instead of an error, when run_id is "latest" and the experiment has no complete run (a
+    page's supplement that the committed runs predate)."""
     if run_id == "latest":
         run_dir = rundir.latest_run(experiment.name, raw_dir)
+        if run_dir is None and missing_ok:
+            return None
         if run_dir is None:
             raise LoadlabError(f"no complete run of {experiment.name} yet: run the notebook with run_id=None first")
+        plan_changes = plan_differences(experiment, rundir.RunDirectory(run_dir).read_manifest())
+        if plan_changes:
+            # A page's prose describes today's plan: a run of an earlier one is still re-analysed as the fact it is,
+            # but the page says so at its top (pages.provenance), and so does this line.
+            log(f"warning: the newest run of {experiment.name} ({run_dir.name}) was measured under an earlier plan: "
+                + "; ".join(plan_changes) + ". Measure it again (run_id=None) for today's plan.")
     elif run_id:
         run_dir = rundir.find_run(run_id, raw_dir)
+        plan_changes = plan_differences(experiment, rundir.RunDirectory(run_dir).read_manifest())
     else:
         # Only measuring needs the engine; re-analysis reads raw files alone.
         from loadlab.harness import engine, runner
@@ -132,11 +200,12 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path
+        plan_changes = []
     tables = tidy_tables.load_run(run_dir, raw_dir, processed_root)
     manifest = tables["manifest"]
     recorded = Experiment.from_record(manifest["parameters"])
     return Study(recorded, manifest["run_id"], Path(run_dir), tables,
-                 dict((manifest.get("annotations") or {}).get("missing_servers") or {}))
+                 dict((manifest.get("annotations") or {}).get("missing_servers") or {}), plan_changes)
 
 
 def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir: Path = paths.RAW_DIR,

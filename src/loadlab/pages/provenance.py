@@ -40,7 +40,8 @@ STYLE = (
     "<style>.loadlab-provenance{border:1px solid #bbb;background:#f7f7f7;padding:.5em .8em;margin:.3em 0 1em}"
     ".loadlab-provenance table{border-collapse:collapse;margin:.3em 0;font-size:90%}"
     ".loadlab-provenance td,.loadlab-provenance th{border:1px solid #ccc;padding:.15em .4em;text-align:left;"
-    "vertical-align:top;text-align:left !important}.loadlab-provenance p{margin:.3em 0}</style>"
+    "vertical-align:top;text-align:left !important}.loadlab-provenance p{margin:.3em 0}"
+    ".loadlab-earlier-plan{border-left:4px solid #d95f02;background:#fff3e6;padding:.3em .6em}</style>"
 )
 
 
@@ -311,6 +312,7 @@ def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, r
     `started_utc` (ISO time, default now): when the page's execution began; a
     run created after it was measured by this execution, any other re-analysed.
     """
+    runs = list(runs)
     facts = [run_facts(run) for run in runs]
     started_utc = started_utc or dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     mode = _mode(facts, started_utc, run_id_parameter, notebook)
@@ -321,6 +323,14 @@ def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, r
         f"<p>{mode}, profile <b>{html.escape(profile)}</b>. Page rendered at commit "
         f"{html.escape(_commit(analysis['git_commit'], analysis['git_dirty']))}.</p>",
     ]
+    for run in runs:
+        changes = getattr(run, "plan_changes", None)
+        if changes:
+            parts.append(
+                f'<p class="loadlab-earlier-plan"><b>Measured under an earlier plan.</b> Run '
+                f"{html.escape(str(getattr(run, 'run_id', run)))} was measured before this notebook's plan changed "
+                f"({html.escape('; '.join(changes))}). The prose describes today's plan; this run's numbers and "
+                "verdicts are the earlier plan's. Measure again (run_id=None) for today's.</p>")
     if facts:
         rows = [run_row(f) for f in facts]
         header = list(rows[0])
