@@ -43,6 +43,12 @@ def condition_summary(trials: pd.DataFrame, metrics: Sequence[str], by: Sequence
     return pd.DataFrame(rows)
 
 
+def recorded_metrics(trials: pd.DataFrame, metrics: Sequence[str]) -> list[str]:
+    """The `metrics` a run recorded (a column with at least one value), in order: a run measured before a column
+    existed is re-analysed without it, and its page shows what it has."""
+    return [metric for metric in metrics if metric in trials and trials[metric].notna().any()]
+
+
 def with_milliseconds(trials: pd.DataFrame, columns_s: Sequence[str]) -> pd.DataFrame:
     """`trials` with a `<name>_ms` column (milliseconds) next to each `<name>_s` column (seconds).
 

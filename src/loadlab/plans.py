@@ -83,6 +83,13 @@ JAVA_VIRTUAL = ServerEntry("java-threads", "jdk21", {"THREAD_MODEL": "virtual"},
 S1_JAVA_OPTS = "-XX:+UseZGC -Xms512m -Xmx512m"
 
 
+# S1's load: "100,000 concurrent short-lived HTTP requests, 200-byte body" (claims.yaml). Each request asks
+# `Connection: close` on a connection of its own, and the answer is the contract's 200-byte /plaintext200.
+# S1's claims (01's verdicts, 06's flame graphs) are judged under it; keep-alive is 01's labelled extension.
+S1_ROUTE = "/plaintext200"
+S1_CONNECTION_MODE = "per-request"
+
+
 def s1_jvm(entry: ServerEntry) -> ServerEntry:
     """A java-threads entry with S1's JVM flags (`S1_JAVA_OPTS`); any other entry as it is."""
     if entry.server != "java-threads" or "JAVA_OPTS" in entry.settings:
@@ -130,35 +137,60 @@ def server_capacity(profile_name: str) -> Experiment:
                        False, 5)
 
 
-# 01 (S1): S1 pinned each server to one core. Here every server gets its core whole, except the ones that outrun
-# the single loadgen core on a whole core (rust ran 187k req/s of /json here, its loadgen 99.7% busy): they get
-# half of it, which leaves the loadgen headroom. Half a core for every server (the earlier plan) throttled Java's
-# thread-per-request server to a fifth of its whole-core throughput at 1,000 connections (1.3k vs 6.4k req/s,
-# measured 2026-11-26) and stalled it in 2 of 6 trials: the CFS quota, not the model, was measured.
-S1_HALF_CORE_SERVERS = ("rust", "swoole")
+# 01 (S1): S1 pinned each server to one core. Here every server gets its core whole, except those that outrun the
+# single loadgen core under S1's load, where every request costs the loadgen a handshake (about 100 us of its
+# core): a CPU quota on their pinned core leaves the loadgen headroom. Measured 2026-11-27 (the benchmark
+# experiments/bench-s1-short-connections.yaml and probes beside it): go on a whole core served 8.8k req/s at 10
+# connections with the loadgen 90% busy and saturated it at 1,000 and 10,000; rust on half a core saturated it at
+# 10,000 (110%). Go on half a core kept the loadgen 50-70% busy, rust on a quarter 30-80%. Swoole, as fast as rust
+# in notebook 00, gets rust's quarter. Java and Python keep their whole core: half a core for Java's
+# thread-per-request server (an earlier plan) throttled it to a fifth of its whole-core throughput at 1,000
+# connections and stalled it in 2 of 6 trials (2026-11-26): the CFS quota, not the model, was measured.
+S1_SERVER_QUOTAS = {"go": 0.5, "rust": 0.25, "swoole": 0.25}
 
 
-def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
-    """01 (S1): every runtime on /json under rising connection counts, each on its own core as S1 ran it.
-
-    Rust and Swoole get half of it (`S1_HALF_CORE_SERVERS`), so that the one
-    loadgen core keeps headroom; CPU is then judged as a share of what each
-    server was given.
-    """
-    p = profile(profile_name)
+def _s1_servers(servers: list[ServerEntry] | None) -> list[ServerEntry]:
     servers = servers or [
         ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, JAVA_VIRTUAL,
         ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
         ServerEntry("python-asyncio", label="python"),
     ]
-    servers = [s1_jvm(dataclasses.replace(entry, cpu_quota=SERVER_CPU_QUOTA)
-                      if entry.display_label() in S1_HALF_CORE_SERVERS and entry.cpu_quota is None else entry)
-               for entry in servers]
+    return [s1_jvm(dataclasses.replace(entry, cpu_quota=S1_SERVER_QUOTAS[entry.display_label()])
+                   if entry.display_label() in S1_SERVER_QUOTAS and entry.cpu_quota is None else entry)
+            for entry in servers]
+
+
+def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
+    """01 (S1): every runtime under S1's load (a new connection per request, its 200-byte answer) at rising
+    connection counts, each on its own core as S1 ran it.
+
+    Go, Rust and Swoole get part of it (`S1_SERVER_QUOTAS`), so that the one
+    loadgen core keeps headroom; CPU is then judged as a share of what each
+    server was given.
+    """
+    p = profile(profile_name)
     # Two levels at least: memory per extra connection is what S1's 100,000 connections measure. Three decades in
     # quick, up to 10,000: half the open-file limit the engine gives a container here (20,000).
     levels = _by_profile(profile_name, [10, 100], [10, 1000, 10000], [10, 100, 1000, 5000, 10000])
-    return _experiment("01-runtime-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), True, 3,
+    load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
+    return _experiment("01-runtime-overhead", p, _s1_servers(servers), load, True, 3,
                        placement=Placement(memory_limit_mib=4096))
+
+
+# 01's extension: the same servers and settings on keep-alive connections, where a connection is held for the
+# whole window and its cost is what stays in memory between requests. The lowest and the top level only, half
+# the trials: it is a supplement, not a verdict.
+KEEPALIVE_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
+
+
+def runtime_overhead_keepalive(profile_name: str) -> Experiment:
+    """01's labelled extension: go, java-platform and rust on keep-alive connections (S1's route), at the lowest
+    and the top level of `runtime_overhead`."""
+    p = profile(profile_name)
+    levels = _by_profile(profile_name, [10, 100], [10, 10000], [10, 1000, 10000])
+    load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode="keep-alive")
+    return _experiment("01-runtime-overhead-keepalive", p, _s1_servers(list(KEEPALIVE_SERVERS)), load, True, 14,
+                       placement=Placement(memory_limit_mib=4096), trials=max(2, p.trials_per_condition // 2))
 
 
 # S1-p99 is judged open loop, where a latency measures the server and not a queue in front of it. vegeta offers Go,
@@ -178,7 +210,8 @@ LATENCY_MAX_IN_FLIGHT = 512
 
 
 def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
-    """01 (S1-p99): go, java-platform and rust on /json, open loop, all at one rate: fractions of the slowest one's
+    """01 (S1-p99): go, java-platform and rust under S1's load (a new connection per request, /plaintext200), open
+    loop, all at one rate: fractions of the slowest one's
     capacity (req/s, from `capacities_rps`: the closed loop's throughput at its lowest connection level, few
     connections as in an open loop).
 
@@ -191,8 +224,9 @@ def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
                              ", ".join(entry.label for entry in LATENCY_SERVERS))
-    load = Load(mode="open", route="/json", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
-                capacity_basis="slowest", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT)
+    load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
+                capacity_basis="slowest", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
+                connection_mode=S1_CONNECTION_MODE)
     # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
     # seconds run at ~70% of its steady throughput here).
     warmup_s = p.jit_warmup_max_s
@@ -274,7 +308,7 @@ CPU_PROFILERS = {"go": "pprof", "java-platform": "jfr", "java-virtual": "jfr", "
 
 def cpu_profiles(profile_name: str) -> Experiment:
     """06 (S1-flame-*): go (pprof), java platform and virtual threads (JFR), rust (perf) and python (py-spy)
-    on /json, closed loop, each server on half a core as in 01.
+    under S1's load (a new connection per request, /plaintext200), closed loop, each server on half a core.
 
     Profiled trials are their own: a profiler costs the server some of its
     CPU, so 06 shares only its load and placement with 01's verdict trials.
@@ -289,7 +323,8 @@ def cpu_profiles(profile_name: str) -> Experiment:
         ServerEntry("python-asyncio", label="python", profilers=["py-spy"]),
     ]
     levels = _by_profile(profile_name, [100], [100], [100, 1000])
-    return _experiment("06-cpu-profiles", p, servers, Load(mode="closed", route="/json", connections=levels), True, 12,
+    load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
+    return _experiment("06-cpu-profiles", p, servers, load, True, 12,
                        placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
@@ -322,7 +357,8 @@ def profiler_overhead(profile_name: str) -> Experiment:
         servers.append(dataclasses.replace(JAVA_VIRTUAL, settings={**JAVA_VIRTUAL.settings, "JFR": settings},
                                            label=f"java-virtual+jfr-{settings}", profilers=[]))
     levels = _by_profile(profile_name, [100], [100], [100])
-    return _experiment("06-profiler-overhead", p, servers, Load(mode="closed", route="/json", connections=levels), False,
+    load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
+    return _experiment("06-profiler-overhead", p, servers, load, False,
                        13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 

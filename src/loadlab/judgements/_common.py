@@ -93,7 +93,8 @@ def setup_text(manifest: dict, level=None) -> str:
         what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
     else:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
-    return (f"{what} on {load.get('route', '?')}, {durations.get('duration_s', '?')} s windows, "
+    connections = ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
+    return (f"{what}{connections} on {load.get('route', '?')}, {durations.get('duration_s', '?')} s windows, "
             f"{parameters.get('trials_per_condition', '?')} trials per condition; server on CPU "
             f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 

@@ -60,9 +60,10 @@ DERIVED_METRICS = {
     "server_cpu_user_pct_of_allowance": lambda trials: 100 * trials["server_cpu_user_seconds"] / trials["duration_s"],
     "cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
     "server_cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
+    "process_rss_mib": lambda trials: trials["process_rss_mean_bytes"] / 2**20,
 }
 # The metrics the verdicts are judged on that an A/A run records (notebook 00 shows each one's margin).
-AA_METRICS = ("throughput_rps", "memory_peak_mib", "latency_p99_s", "server_cpu_pct",
+AA_METRICS = ("throughput_rps", "memory_peak_mib", "process_rss_mib", "latency_p99_s", "server_cpu_pct",
               "server_cpu_user_pct_of_allowance", "cpu_us_per_request", "tasks_peak")
 # Unit suffixes that name the same quantity in another unit (a ratio does not see the unit).
 _SAME_QUANTITY_SUFFIXES = ("_bytes", "_mib", "_mb", "_s", "_ms", "_us", "_seconds")

@@ -35,27 +35,50 @@ LEVEL_NOT_HELD = f"level not held (under {LEVEL_REACHED_SHARE:.0%} of the connec
 
 
 def connections_held(trials: pd.DataFrame, low_level) -> pd.Series:
-    """Connections each trial's server held, as the kernel counted them: the TCP connections it accepted in the
-    window (`connections_accepted`, passive opens) less the harness's own few (the low level's median excess over
-    the connections asked). The level asked where a run did not count them."""
+    """Connections each trial's server held, as the kernel counted them.
+
+    Where the run counted established connections through the window
+    (`connections_established_median`: the median of one count a second), that
+    count: it is the level held under short-lived connections as under
+    keep-alive. Otherwise the TCP connections it accepted in the window
+    (`connections_accepted`, passive opens) less the harness's own few (the
+    low level's median excess over the connections asked), which counts held
+    connections under keep-alive only. The level asked where a run counted
+    neither.
+    """
+    level = trials["level"].astype(float)
+    if "connections_established_median" in trials and trials["connections_established_median"].notna().any():
+        established = pd.to_numeric(trials["connections_established_median"], errors="coerce")
+        return established.fillna(level).clip(upper=level)
     if "connections_accepted" not in trials or trials["connections_accepted"].isna().all():
-        return trials["level"].astype(float)
+        return level
     accepted = pd.to_numeric(trials["connections_accepted"], errors="coerce")
     low = trials["level"] == low_level
     harness = float((accepted[low] - trials.loc[low, "level"]).median()) if low.any() else 0.0
     held = accepted - (harness if np.isfinite(harness) and harness > 0 else 0.0)
     # A server that closes connections is reconnected to (passive opens then exceed the level); no more than the
     # level asked is ever held at once.
-    return held.fillna(trials["level"].astype(float)).clip(upper=trials["level"].astype(float))
+    return held.fillna(level).clip(upper=level)
 
 
 def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
     """Per trial: why it is no evidence for a per-connection quantity ("java-platform held 4,881 of 10,000
-    connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level."""
+    connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level.
+
+    Under keep-alive a server that reached its level holds every connection
+    for the whole window. Under a connection per request it holds only those
+    whose request is in its hands (or in its listen queue), and the client
+    the rest, between a close and the next handshake: a fast server holds
+    few, a slow one nearly all. There the share held is the server's speed,
+    not a level missed, so no trial is excluded for it; per-connection
+    quantities still divide by the connections it held (`per_connection`).
+    """
     held = connections_held(trials, low_level)
+    per_request = (trials["connection_mode"] == "per-request" if "connection_mode" in trials
+                   else pd.Series(False, index=trials.index))
     reasons = [evidence_policy.with_detail(LEVEL_NOT_HELD, f"{label} held {value:,.0f} of {level:,}")
-               if value < LEVEL_REACHED_SHARE * level else None
-               for label, level, value in zip(trials["label"], trials["level"], held)]
+               if value < LEVEL_REACHED_SHARE * level and not short else None
+               for label, level, value, short in zip(trials["label"], trials["level"], held, per_request)]
     return pd.Series(reasons, index=trials.index, dtype=object)
 
 
@@ -174,7 +197,9 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
              else "the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
              + " was past its knee there")
     context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, {where}, "
-               f"on /json, {duration} s windows{quota_text(manifest)}{throttled}; "
+               f"on {load.get('route', '?')}"
+               f"{', a new connection per request' if load.get('connection_mode') == 'per-request' else ''}, "
+               f"{duration} s windows{quota_text(manifest)}{throttled}; "
                "each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop wrk "
                "at 100,000 connections")
     return judge_claimed_ratio(claim, open_loop, "latency_p99_s", labels, labels, FAMILY, margins, notebook, run_id,
@@ -192,14 +217,17 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     (`open_loop`: its trials, manifest and run id; see `latency_p99`).
     """
     level = trials["level"].max()
-    context = f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests, wrk -t4 -c100000, 4 cores"
+    context = (f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests with a 200-byte answer, "
+               "wrk -t4 -c100000, 4 cores")
     data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials))
     low_level = trials["level"].min()
-    memory_metric, memory_data = "memory_peak_mib", data
+    memory_base, memory_name = memory_quantity(data)
+    data = data.assign(**{memory_base: memory_column(data, memory_base)})
+    memory_metric, memory_data = memory_base, data
     if low_level < level:
         # Per connection held: a trial whose server did not hold its level is no evidence here, and says so.
         memory_data = with_level_shortfall(data, low_level).assign(
-            memory_per_connection_kib=1024 * per_connection(data, "memory_peak_mib", low_level, level))
+            memory_per_connection_kib=1024 * per_connection(data, memory_base, low_level, level))
         memory_metric = "memory_per_connection_kib"
     has_user_cpu = "server_cpu_user_seconds" in data.columns and data["server_cpu_user_seconds"].notna().any()
     if has_user_cpu:
@@ -210,9 +238,10 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
         labels, keys = (baseline, candidate), (baseline, candidate)
         verdicts.append(unheld_level(judge_claimed_ratio(
             claims["S1-rss"], memory_data, memory_metric, labels, keys, FAMILY, margins, notebook, run_id, level, context,
-            extra=(f"memory per extra connection held (counted by the kernel) between {low_level} and {level} "
-                   f"connections asked; a trial whose server held under {LEVEL_REACHED_SHARE:.0%} of its level is "
-                   "no evidence" if memory_metric != "memory_peak_mib" else "peak memory at one level"))))
+            extra=(f"{memory_name} per extra connection held (counted by the kernel) between {low_level} and "
+                   f"{level} connections asked; " + held_rule_text(manifest) + held_text(memory_data, labels, low_level, level)
+                   + memory_beside_text(memory_data, labels, low_level, level)
+                   if memory_metric == "memory_per_connection_kib" else f"{memory_name} at one level"))))
         if has_user_cpu:
             verdicts.append(weigh_absolutes(judge_claimed_ratio(
                 claims["S1-cpu-user"], data, "server_cpu_user_pct_of_allowance", labels, keys, FAMILY, margins,
@@ -246,6 +275,71 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     return verdicts
 
 
+def memory_quantity(trials: pd.DataFrame) -> tuple[str, str]:
+    """(column, what it is) of the memory S1-rss is judged on: process RSS, S1's quantity, where the run recorded
+    it (VmRSS summed over the server's processes, mean over the window as S1 averaged seconds 15-25); the
+    cgroup's peak memory in use in runs before it was recorded."""
+    if "process_rss_mean_bytes" in trials and trials["process_rss_mean_bytes"].notna().any():
+        return "process_rss_mib", "process RSS (VmRSS summed over the server's processes, mean over the window)"
+    return "memory_peak_mib", "peak cgroup memory in use (this run did not record process RSS, S1's quantity)"
+
+
+def with_memory_columns(trials: pd.DataFrame) -> pd.DataFrame:
+    """`trials` with S1's memory figures in MiB: `process_rss_mib` (mean VmRSS over the window), `rss_shared_mib`
+    (its RssShmem part), `cgroup_memory_mib` (the cgroup's mean memory in use) and `memory_peak_mib`; NaN where a
+    run did not record one."""
+    def mib(column: str) -> pd.Series:
+        return (pd.to_numeric(trials[column], errors="coerce") / MIB if column in trials
+                else pd.Series(np.nan, index=trials.index))
+    return trials.assign(process_rss_mib=mib("process_rss_mean_bytes"), rss_shared_mib=mib("process_rss_shmem_mean_bytes"),
+                         cgroup_memory_mib=mib("memory_mean_bytes"), memory_peak_mib=mib("memory_peak_bytes"))
+
+
+def memory_column(trials: pd.DataFrame, column: str) -> pd.Series:
+    """The MiB column `memory_quantity` names."""
+    if column == "process_rss_mib":
+        return trials["process_rss_mean_bytes"] / MIB
+    return trials["memory_peak_bytes"] / MIB
+
+
+def held_rule_text(manifest: dict) -> str:
+    """Which trials the connections they held exclude, as `level_shortfall` decides it for the run's load."""
+    load = (manifest.get("parameters") or {}).get("load") or {}
+    if load.get("connection_mode") == "per-request":
+        return ("under a connection per request a server holds only the connections whose request is in its hands "
+                "or its listen queue, so no trial is excluded for the share it held")
+    return f"a trial whose server held under {LEVEL_REACHED_SHARE:.0%} of its level is no evidence"
+
+
+def held_text(trials: pd.DataFrame, labels, low_level, high_level) -> str:
+    """"; connections held at 10,000 asked (the kernel's count, median): go 6,405, java-platform 4,334"."""
+    held = trials.assign(held=connections_held(trials, low_level))
+    top = held[(held["level"] == high_level) & (held["status"] == "ok")].groupby("label")["held"].median()
+    parts = [f"{label} {top[label]:,.0f}" for label in labels if label in top and np.isfinite(top[label])]
+    return f"; connections held at {high_level:,} asked (the kernel's count, median): " + ", ".join(parts) if parts else ""
+
+
+def memory_beside_text(trials: pd.DataFrame, labels, low_level, high_level) -> str:
+    """"; the cgroup's memory in use per extra connection beside it: go 31 KiB, java-platform 22 KiB; RSS's
+    shared-memory part at 10,000: java-platform 1,020 MiB": the other figure, and the part of RSS that is one page
+    counted once per mapping (ZGC maps its heap three times in JDK 21), medians of evidence trials."""
+    if "memory_mean_bytes" not in trials or "process_rss_shmem_mean_bytes" not in trials:
+        return ""
+    per = 1024 * per_connection(trials.assign(memory_mean_mib=trials["memory_mean_bytes"] / MIB), "memory_mean_mib",
+                                low_level, high_level)
+    evidence = evidence_policy.evidence_rows(trials.assign(cgroup_per_connection_kib=per))
+    top = evidence[evidence["level"] == high_level]
+    cgroup = top.groupby("label")["cgroup_per_connection_kib"].median()
+    shmem = (top.groupby("label")["process_rss_shmem_mean_bytes"].median() / MIB)
+    parts = [f"{label} {cgroup[label]:,.1f} KiB" for label in labels if label in cgroup and np.isfinite(cgroup[label])]
+    shared = [f"{label} {shmem[label]:,.0f} MiB" for label in labels if label in shmem and np.isfinite(shmem[label])]
+    text = "; the cgroup's memory in use per extra connection beside it: " + ", ".join(parts) if parts else ""
+    if shared:
+        text += (f"; RSS's shared-memory part (RssShmem) at {high_level:,} connections: " + ", ".join(shared) +
+                 " (a page mapped several times, as ZGC maps its heap, counts once per mapping in RSS)")
+    return text
+
+
 # Servers whose thread count is set by configuration, not by the load: one P (GOMAXPROCS=1 on one core) and
 # one Tokio worker thread, each beside a runtime's few service threads. Their thread counts say what was set.
 CONFIGURED_THREADS = {
@@ -268,6 +362,13 @@ def label_configured_threads(verdict: Verdict, labels) -> Verdict:
 ABSOLUTE_CONFIDENCE = 0.95
 
 
+def _interval_text(low: float, high: float) -> str:
+    """"[55.5, 61.7]", or "(too few trials for an interval)" where none exists."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "(too few trials for an interval)"
+    return f"[{low:.3g}, {high:.3g}]"
+
+
 def weigh_absolutes(verdict: Verdict, trials: pd.DataFrame, claim: Claim, metric: str, level, unit: str) -> Verdict:
     """A claim that gives absolute figures is weighed on them too, by the same rule (`rule.judge_value`): a side
     whose claimed figure the interval of its trials rules out contradicts the claim, whatever the ratio says; each
@@ -286,7 +387,7 @@ def weigh_absolutes(verdict: Verdict, trials: pd.DataFrame, claim: Claim, metric
         for label, j in judged.items()}}
     text = (f"; absolute figures, each a median with its exact {ABSOLUTE_CONFIDENCE:.0%} interval against the claimed "
             "figure's band (a factor 1.25 either way): ") + ", ".join(
-        f"{label} {j.median:.3g}{unit} [{j.ci_low:.3g}, {j.ci_high:.3g}] against {j.claimed:g}{unit} claimed "
+        f"{label} {j.median:.3g}{unit} {_interval_text(j.ci_low, j.ci_high)} against {j.claimed:g}{unit} claimed "
         f"({j.size or 'no interval'})" for label, j in judged.items())
     ruled_out = [label for label, j in judged.items() if j.size == RULED_OUT]
     if ruled_out:
