@@ -46,6 +46,7 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     assert row["connection_mode"] == "keep-alive" and 16 <= row["connections_accepted"] < 40
     # The kernel held wrk's 16 connections through the window (counted once a second, not assumed).
     assert row["connections_established_samples"] >= 2 and row["connections_established_median"] == 16
+    assert row["connections_queued_median"] == 0 and row["connections_held_median"] == 16  # all accepted
     # Process RSS (S1's quantity) beside the cgroup's memory: one Go process, no shared-memory mappings of note.
     assert row["process_rss_mean_bytes"] > 1024**2 and row["process_rss_peak_bytes"] >= row["process_rss_mean_bytes"]
     assert 0 <= row["process_rss_shmem_mean_bytes"] < row["process_rss_mean_bytes"]

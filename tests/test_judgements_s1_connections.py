@@ -25,6 +25,9 @@ def test_held_is_the_established_count_not_the_connections_accepted():
     trials = _trials("per-request")
     held = s1.connections_held(trials, 10)
     assert list(held) == [0.5, 6405, 10, 4334]
+    # Where the run read the accept queue too, held is what the server accepted: established less queued.
+    accepted = trials.assign(connections_held_median=[0.5, 2200, 3, 700])
+    assert list(s1.connections_held(accepted, 10)) == [0.5, 2200, 3, 700]
 
 
 def test_under_a_connection_per_request_no_trial_is_excluded_for_the_share_it_held():

@@ -23,6 +23,8 @@ def test_connections_held_are_counted_accepted_or_queued_and_other_ports_are_not
         accepted = [listener.accept()[0] for _ in range(5)]  # 5 accepted, 7 still in the listen queue
         try:
             assert tcp_diag.established_count(port) == 12
+            # 7 of them wait in the accept queue: the kernel's, not yet the server's.
+            assert tcp_diag.connection_counts(port) == (12, 7)
             # The same count as the /proc text tables give (the slower reader it replaces in measured windows).
             assert tcp_diag.established_count(port, os.getpid()) == established_connections(os.getpid(), port)
             for sock in accepted + clients[5:]:
@@ -53,4 +55,6 @@ def test_the_counter_reads_once_a_second_and_summarizes_what_it_read():
                 sock.close()
     assert summary["connections_established_samples"] == len(counter.counts) >= 3
     assert summary["connections_established_median"] == 4 and summary["connections_established_max"] == 4
+    # Nobody accepted them: all four wait in the accept queue, so the server itself holds none.
+    assert summary["connections_queued_median"] == 4 and summary["connections_held_median"] == 0
     assert tcp_diag.EstablishedCounter(port, None).summary()["connections_established_median"] is None

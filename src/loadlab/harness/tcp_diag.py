@@ -30,6 +30,9 @@ _NLMSG_HEADER = struct.Struct("=IHHII")  # length, type, flags, sequence, port i
 # inet_diag_req_v2: family, protocol, extensions, pad, states; then inet_diag_sockid (48 bytes, zero: dump all)
 _REQUEST = struct.Struct("=BBBBI48x")
 _SPORT_OFFSET = 4  # inet_diag_msg: family, state, timer, retransmits (1 byte each), then the sockid: sport first
+# After the 48-byte sockid: expires, rqueue, wqueue, uid, then the inode of the socket's file. A connection
+# still in the accept queue has no file yet (inode 0): the kernel completed it, the server has not accepted it.
+_INODE_OFFSET = 4 + 48 + 4 * 4
 
 
 def same_network_namespace(pid: int) -> bool:
@@ -62,24 +65,32 @@ def _dump(family: int, states: int) -> list[bytes]:
                 return messages
 
 
-def established_count(port: int, pid: int | None = None) -> int | None:
-    """TCP connections in state ESTABLISHED whose local port is `port` (IPv4 and IPv6), in this network
-    namespace; None when `pid` is given and lives in another one, or the kernel offers no socket diagnostics.
-
-    Connections the kernel completed but the server has not yet accepted
-    (its listen queue) are established too: the kernel holds them for it.
+def connection_counts(port: int, pid: int | None = None) -> tuple[int, int] | None:
+    """(established, queued) TCP connections in state ESTABLISHED whose local port is `port` (IPv4 and IPv6), in
+    this network namespace: `queued` are those still in the accept queue (no socket file yet: the kernel
+    completed them, the server has not accepted them). None when `pid` is given and lives in another namespace,
+    or the kernel offers no socket diagnostics.
     """
     if pid is not None and not same_network_namespace(pid):
         return None
-    count = 0
+    established = queued = 0
     try:
         for family in (socket.AF_INET, socket.AF_INET6):
             for message in _dump(family, 1 << TCP_ESTABLISHED):
-                if len(message) >= _SPORT_OFFSET + 2 and struct.unpack_from("!H", message, _SPORT_OFFSET)[0] == port:
-                    count += 1
+                if len(message) < _INODE_OFFSET + 4 or struct.unpack_from("!H", message, _SPORT_OFFSET)[0] != port:
+                    continue
+                established += 1
+                queued += struct.unpack_from("=I", message, _INODE_OFFSET)[0] == 0
     except OSError:
         return None
-    return count
+    return established, queued
+
+
+def established_count(port: int, pid: int | None = None) -> int | None:
+    """TCP connections in state ESTABLISHED whose local port is `port` (`connection_counts`), the accept queue
+    included: the kernel holds those for the server."""
+    counts = connection_counts(port, pid)
+    return None if counts is None else counts[0]
 
 
 class EstablishedCounter:
@@ -88,14 +99,14 @@ class EstablishedCounter:
 
     def __init__(self, port: int, pid: int | None, interval_s: float = 1.0):
         self.port, self.pid, self.interval_s = port, pid, interval_s
-        self.counts: list[int | None] = []
+        self.counts: list[tuple[int, int] | None] = []  # (established, queued) a reading
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="loadlab-established", daemon=True)
 
     def _run(self) -> None:
         next_tick = time.monotonic()
         while not self._stop.is_set():
-            self.counts.append(established_count(self.port, self.pid))
+            self.counts.append(connection_counts(self.port, self.pid))
             next_tick += self.interval_s
             self._stop.wait(max(0.0, next_tick - time.monotonic()))
 
@@ -108,12 +119,23 @@ class EstablishedCounter:
         self._thread.join(timeout=5)
 
     def summary(self) -> dict:
-        """`connections_established_median` and `_max` over the window, and how many readings they rest on."""
-        readings = sorted(count for count in self.counts if count is not None)
+        """Over the window's readings: `connections_established_median` and `_max` (the kernel's count, the accept
+        queue included), `connections_queued_median` (established, not yet accepted by the server),
+        `connections_held_median` (accepted and open: established less queued, a reading at a time), and how many
+        readings there were."""
+        readings = [count for count in self.counts if count is not None]
         if not readings:
             return {"connections_established_median": None, "connections_established_max": None,
+                    "connections_queued_median": None, "connections_held_median": None,
                     "connections_established_samples": 0}
-        middle = len(readings) // 2
-        median = readings[middle] if len(readings) % 2 else (readings[middle - 1] + readings[middle]) / 2
-        return {"connections_established_median": float(median), "connections_established_max": readings[-1],
+        return {"connections_established_median": _median([e for e, _ in readings]),
+                "connections_established_max": max(e for e, _ in readings),
+                "connections_queued_median": _median([q for _, q in readings]),
+                "connections_held_median": _median([max(0, e - q) for e, q in readings]),
                 "connections_established_samples": len(readings)}
+
+
+def _median(values: list[int]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return float(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2)

@@ -37,19 +37,22 @@ LEVEL_NOT_HELD = f"level not held (under {LEVEL_REACHED_SHARE:.0%} of the connec
 def connections_held(trials: pd.DataFrame, low_level) -> pd.Series:
     """Connections each trial's server held, as the kernel counted them.
 
-    Where the run counted established connections through the window
-    (`connections_established_median`: the median of one count a second), that
-    count: it is the level held under short-lived connections as under
-    keep-alive. Otherwise the TCP connections it accepted in the window
+    Where the run counted them through the window, once a second: the
+    connections the server had accepted and not yet closed
+    (`connections_held_median`: established less those still in its accept
+    queue, which cost it nothing yet), or, in runs that did not read the
+    queue, every established one (`connections_established_median`). Either
+    is the level held under short-lived connections as under keep-alive.
+    Otherwise the TCP connections it accepted in the window
     (`connections_accepted`, passive opens) less the harness's own few (the
     low level's median excess over the connections asked), which counts held
     connections under keep-alive only. The level asked where a run counted
-    neither.
+    none.
     """
     level = trials["level"].astype(float)
-    if "connections_established_median" in trials and trials["connections_established_median"].notna().any():
-        established = pd.to_numeric(trials["connections_established_median"], errors="coerce")
-        return established.fillna(level).clip(upper=level)
+    for column in ("connections_held_median", "connections_established_median"):
+        if column in trials and trials[column].notna().any():
+            return pd.to_numeric(trials[column], errors="coerce").fillna(level).clip(upper=level)
     if "connections_accepted" not in trials or trials["connections_accepted"].isna().all():
         return level
     accepted = pd.to_numeric(trials["connections_accepted"], errors="coerce")
@@ -67,9 +70,9 @@ def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
 
     Under keep-alive a server that reached its level holds every connection
     for the whole window. Under a connection per request it holds only those
-    whose request is in its hands (or in its listen queue), and the client
+    whose request is in its hands, and the client
     the rest, between a close and the next handshake: a fast server holds
-    few, a slow one nearly all. There the share held is the server's speed,
+    few, a slow one many. There the share held is the server's speed,
     not a level missed, so no trial is excluded for it; per-connection
     quantities still divide by the connections it held (`per_connection`).
     """
@@ -306,13 +309,14 @@ def held_rule_text(manifest: dict) -> str:
     """Which trials the connections they held exclude, as `level_shortfall` decides it for the run's load."""
     load = (manifest.get("parameters") or {}).get("load") or {}
     if load.get("connection_mode") == "per-request":
-        return ("under a connection per request a server holds only the connections whose request is in its hands "
-                "or its listen queue, so no trial is excluded for the share it held")
+        return ("under a connection per request a server holds only the connections whose request is in its hands, "
+                "so no trial is excluded for the share it held")
     return f"a trial whose server held under {LEVEL_REACHED_SHARE:.0%} of its level is no evidence"
 
 
 def held_text(trials: pd.DataFrame, labels, low_level, high_level) -> str:
-    """"; connections held at 10,000 asked (the kernel's count, median): go 6,405, java-platform 4,334"."""
+    """"; connections held at 10,000 asked (the kernel's count, median): go 6,405, java-platform 4,334"
+    (`connections_held`)."""
     held = trials.assign(held=connections_held(trials, low_level))
     top = held[(held["level"] == high_level) & (held["status"] == "ok")].groupby("label")["held"].median()
     parts = [f"{label} {top[label]:,.0f}" for label in labels if label in top and np.isfinite(top[label])]

@@ -98,7 +98,7 @@ _KNOWN_LABELS = {
     "memory_peak_mib": "peak memory in use (MiB)",
     "process_rss_mib": "process RSS (MiB)",
     "cgroup_memory_mib": "cgroup memory in use (MiB)",
-    "connections_established_median": "connections held (kernel count)",
+    "connections_held_median": "connections held (kernel count)",
     "tasks": "OS threads (pids cgroup)",
     "tasks_peak": "peak OS threads (pids cgroup)",
     "goroutines_peak": "peak goroutines",
