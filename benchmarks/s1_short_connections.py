@@ -16,31 +16,24 @@ from loadlab import rundir
 from loadlab.judgements import s1
 from loadlab.tables import load_run
 
-MIB = 1024**2
-
 
 def main(experiment: str = "bench-s1-short-connections") -> int:
     trials = load_run(rundir.latest_run(experiment))["trials"]
-    ok = trials[trials["status"] == "ok"].assign(
-        rss_mib=lambda t: t["process_rss_mean_bytes"] / MIB, shared_mib=lambda t: t["process_rss_shmem_mean_bytes"] / MIB,
-        cgroup_mib=lambda t: t["memory_mean_bytes"] / MIB)
+    ok = trials[trials["status"] == "ok"]
     low = ok["level"].min()
-    ok = ok.assign(held=s1.connections_held(ok, low))
     rows = []
     for level in sorted(ok["level"].unique()):
-        per_rss = 1024 * s1.per_connection(ok, "rss_mib", low, level) if level > low else None
-        per_cgroup = 1024 * s1.per_connection(ok, "cgroup_mib", low, level) if level > low else None
-        at = ok[ok["level"] == level].assign(rss_per_conn_kib=per_rss, cgroup_per_conn_kib=per_cgroup)
-        for label, group in at.groupby("label"):
+        at = s1.per_connection_columns(ok, low, level)
+        for label, group in at[at["level"] == level].groupby("label"):
             rows.append({"server": label, "asked": level, "trials": len(group),
                          "held": group["held"].median(), "held_max": group["connections_established_max"].median(),
                          "listen_overflows": group["listen_overflows"].median(), "req/s": group["throughput_rps"].median(),
                          "loadgen_busy": group["loadgen_cpu_utilization"].median(),
                          "saturated": int(group["loadgen_saturated"].sum()),
-                         "rss_mib": group["rss_mib"].median(), "rss_shared_mib": group["shared_mib"].median(),
-                         "cgroup_mib": group["cgroup_mib"].median(),
-                         "rss_kib_per_held": group["rss_per_conn_kib"].median(),
-                         "cgroup_kib_per_held": group["cgroup_per_conn_kib"].median(),
+                         "rss_mib": group["process_rss_mib"].median(), "rss_shared_mib": group["rss_shared_mib"].median(),
+                         "cgroup_mib": group["cgroup_memory_mib"].median(),
+                         "rss_kib_per_held": group["rss_per_connection_kib"].median() if level > low else None,
+                         "cgroup_kib_per_held": group["cgroup_per_connection_kib"].median() if level > low else None,
                          "errors": group["errors_total"].median(), "threads": group["tasks_peak"].median()})
     table = pd.DataFrame(rows).sort_values(["server", "asked"])
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.float_format", "{:,.1f}".format):

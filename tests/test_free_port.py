@@ -67,7 +67,7 @@ TIME_WAIT_CASE = textwrap.dedent("""
         client = socket.create_connection(("127.0.0.1", 18555)); server, _ = listener.accept()
         client.close(); time.sleep(0.05); server.close()
     seen = hostfacts.wait_for_local_ports(max_wait_s=1.0, poll_s=0.2)
-    print(hostfacts.tcp_time_wait_count(), seen["time_wait_sockets_before"], seen["waited_for_local_ports_s"] >= 1.0)
+    print(hostfacts.tcp_time_wait()[0], seen["time_wait_sockets_before"], seen["waited_for_local_ports_s"] >= 1.0)
 """)
 
 

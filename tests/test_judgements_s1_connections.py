@@ -42,10 +42,13 @@ def test_memory_per_connection_is_process_rss_per_connection_held_with_the_cgrou
     trials = _trials("per-request")
     column, name = s1.memory_quantity(trials)
     assert column == "process_rss_mib" and "process RSS" in name
-    data = trials.assign(process_rss_mib=s1.memory_column(trials, column))
+    data = s1.with_memory_columns(trials)
     per = 1024 * s1.per_connection(data, "process_rss_mib", 10, 10000)
     assert per[1] == (252 - 11) * 1024 / (6405 - 0.5)
     assert per[3] == (1231 - 441) * 1024 / (4334 - 10)
+    # The table the page shows is the same figure, with the held count and the cgroup's figure beside it.
+    table = s1.per_connection_columns(trials, 10, 10000)
+    assert table["rss_per_connection_kib"][1] == per[1] and list(table["held"]) == [0.5, 6405, 10, 4334]
     text = s1.memory_beside_text(data, ("go", "java-platform"), 10, 10000)
     assert "cgroup's memory in use per extra connection" in text and "RssShmem" in text
     assert "java-platform 1,108 MiB" in text  # 0.9 x 1,231

@@ -207,12 +207,6 @@ def tcp_time_wait(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6"))
     return (sockets, len(ports)) if read else None
 
 
-def tcp_time_wait_count(tables: tuple[str, ...] = ("/proc/net/tcp", "/proc/net/tcp6")) -> int | None:
-    """Sockets of this network namespace in TIME-WAIT, or None where the kernel's tables cannot be read."""
-    counted = tcp_time_wait(tables)
-    return None if counted is None else counted[0]
-
-
 def wait_for_local_ports(max_wait_s: float, busy_share: float = 0.5, poll_s: float = 2.0) -> dict:
     """Wait, up to `max_wait_s`, until fewer than `busy_share` of the local port range is held in TIME-WAIT.
 

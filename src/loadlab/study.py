@@ -174,15 +174,8 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
             return None
         if run_dir is None:
             raise LoadlabError(f"no complete run of {experiment.name} yet: run the notebook with run_id=None first")
-        plan_changes = plan_differences(experiment, rundir.RunDirectory(run_dir).read_manifest())
-        if plan_changes:
-            # A page's prose describes today's plan: a run of an earlier one is still re-analysed as the fact it is,
-            # but the page says so at its top (pages.provenance), and so does this line.
-            log(f"warning: the newest run of {experiment.name} ({run_dir.name}) was measured under an earlier plan: "
-                + "; ".join(plan_changes) + ". Measure it again (run_id=None) for today's plan.")
     elif run_id:
         run_dir = rundir.find_run(run_id, raw_dir)
-        plan_changes = plan_differences(experiment, rundir.RunDirectory(run_dir).read_manifest())
     else:
         # Only measuring needs the engine; re-analysis reads raw files alone.
         from loadlab.harness import engine, runner
@@ -200,9 +193,14 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path
-        plan_changes = []
     tables = tidy_tables.load_run(run_dir, raw_dir, processed_root)
     manifest = tables["manifest"]
+    # A page's prose describes today's plan: a run of an earlier one is still re-analysed as the fact it is, but the
+    # page says so at its top (pages.provenance), and for "latest" so does this line.
+    plan_changes = plan_differences(experiment, manifest) if run_id else []
+    if plan_changes and run_id == "latest":
+        log(f"warning: the newest run of {experiment.name} ({Path(run_dir).name}) was measured under an earlier plan: "
+            + "; ".join(plan_changes) + ". Measure it again (run_id=None) for today's plan.")
     recorded = Experiment.from_record(manifest["parameters"])
     return Study(recorded, manifest["run_id"], Path(run_dir), tables,
                  dict((manifest.get("annotations") or {}).get("missing_servers") or {}), plan_changes)

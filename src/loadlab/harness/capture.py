@@ -74,6 +74,19 @@ def established_connections(pid: int, port: int) -> int:
     return count
 
 
+def _kernel_counter(pid: int, table: str, section: str, name: str) -> int | None:
+    """One counter of the kernel's SNMP-style tables (/proc/PID/net/snmp or netstat: a header line of names, then
+    a line of values, per section) in the network namespace of `pid`; None when it cannot be read."""
+    try:
+        lines = [line.split() for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()
+                 if line.startswith(f"{section}:")]
+    except OSError:
+        return None
+    if len(lines) < 2 or name not in lines[0]:
+        return None
+    return int(lines[1][lines[0].index(name)])
+
+
 def tcp_passive_opens(pid: int) -> int | None:
     """The kernel's count of TCP connections accepted (Tcp PassiveOpens) in the network namespace of `pid`.
 
@@ -82,13 +95,7 @@ def tcp_passive_opens(pid: int) -> int | None:
     server's accepted connections plus the few the harness opens itself.
     None when the count cannot be read (no such process: an engine elsewhere).
     """
-    try:
-        lines = [line.split() for line in Path(f"/proc/{pid}/net/snmp").read_text().splitlines() if line.startswith("Tcp:")]
-    except OSError:
-        return None
-    if len(lines) < 2 or "PassiveOpens" not in lines[0]:
-        return None
-    return int(lines[1][lines[0].index("PassiveOpens")])
+    return _kernel_counter(pid, "snmp", "Tcp", "PassiveOpens")
 
 
 def listen_overflows(pid: int) -> int | None:
@@ -100,14 +107,7 @@ def listen_overflows(pid: int) -> int | None:
     waits a SYN retransmission (1 s, then 3 s, ...) before it is served: the
     difference across a window says how often that happened.
     """
-    try:
-        lines = [line.split() for line in Path(f"/proc/{pid}/net/netstat").read_text().splitlines()
-                 if line.startswith("TcpExt:")]
-    except OSError:
-        return None
-    if len(lines) < 2 or "ListenOverflows" not in lines[0]:
-        return None
-    return int(lines[1][lines[0].index("ListenOverflows")])
+    return _kernel_counter(pid, "netstat", "TcpExt", "ListenOverflows")
 
 
 class ServerGone(Exception):

@@ -9,7 +9,7 @@ in the states asked for, as fixed binary records, so a count of 10,000
 connections costs a few milliseconds.
 
 Servers run with host networking (harness.container), so the harness's own
-network namespace is the server's; `established_count` answers None when it
+network namespace is the server's; `connection_counts` answers None when it
 is not (an engine on another machine), never a count of the wrong sockets.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 import struct
 import threading
 import time
@@ -94,7 +95,7 @@ def established_count(port: int, pid: int | None = None) -> int | None:
 
 
 class EstablishedCounter:
-    """`established_count` once a second on a background thread while the window runs (a context manager);
+    """`connection_counts` once a second on a background thread while the window runs (a context manager);
     `counts` holds the readings (None where one could not be taken)."""
 
     def __init__(self, port: int, pid: int | None, interval_s: float = 1.0):
@@ -128,14 +129,9 @@ class EstablishedCounter:
             return {"connections_established_median": None, "connections_established_max": None,
                     "connections_queued_median": None, "connections_held_median": None,
                     "connections_established_samples": 0}
-        return {"connections_established_median": _median([e for e, _ in readings]),
+        return {"connections_established_median": float(statistics.median(e for e, _ in readings)),
                 "connections_established_max": max(e for e, _ in readings),
-                "connections_queued_median": _median([q for _, q in readings]),
-                "connections_held_median": _median([max(0, e - q) for e, q in readings]),
+                "connections_queued_median": float(statistics.median(q for _, q in readings)),
+                "connections_held_median": float(statistics.median(e - q for e, q in readings)),
                 "connections_established_samples": len(readings)}
 
-
-def _median(values: list[int]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return float(ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2)

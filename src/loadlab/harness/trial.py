@@ -49,16 +49,17 @@ def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFram
 def summarize_resources(timeseries: pd.DataFrame, window_s: float, loadgen_cpu_count: int) -> dict:
     """CPU seconds, peak/mean memory (the cgroup's, and process RSS), peak tasks and loadgen utilization over the
     window."""
+    def sampled(column: str) -> pd.Series:
+        """A column's readings, none where this sampler did not record it."""
+        return timeseries[column].dropna() if column in timeseries else pd.Series(dtype=float)
+
     def delta(column: str) -> float | None:
-        values = timeseries[column].dropna() if column in timeseries else pd.Series(dtype=float)
+        values = sampled(column)
         return float(values.iloc[-1] - values.iloc[0]) if len(values) >= 2 else None
 
-    memory = timeseries["server_memory_in_use_bytes"].dropna()
-    rss = (timeseries["server_process_rss_bytes"].dropna() if "server_process_rss_bytes" in timeseries
-           else pd.Series(dtype=float))
-    shmem = (timeseries["server_process_rss_shmem_bytes"].dropna() if "server_process_rss_shmem_bytes" in timeseries
-             else pd.Series(dtype=float))
-    tasks = timeseries["server_tasks"].dropna()
+    memory = sampled("server_memory_in_use_bytes")
+    rss, shmem = sampled("server_process_rss_bytes"), sampled("server_process_rss_shmem_bytes")
+    tasks = sampled("server_tasks")
     loadgen_cpu_s = delta("loadgen_cpu_seconds")
     utilization = loadgen_cpu_s / window_s / loadgen_cpu_count if loadgen_cpu_s is not None and window_s > 0 else None
     return {
@@ -187,7 +188,8 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     throttling = sampler.throttling_columns(throttling_before, sources["server"].cpu_throttling())
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
     overflows = None if overflows_before is None or overflows_after is None else overflows_after - overflows_before
-    window = {"connections_accepted": accepted, "listen_overflows": overflows, **held.summary(), **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
+    window = {"connections_accepted": accepted, "listen_overflows": overflows, **held.summary(),
+              **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
     return result, running.samples, window
 
 

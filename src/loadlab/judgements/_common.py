@@ -82,6 +82,11 @@ def basis_text(load: dict) -> str:
     return "each server's own capacity"
 
 
+def connection_mode_text(load: dict) -> str:
+    """", a new connection per request" for a recorded load that ran one (keep-alive, the default, goes unsaid)."""
+    return ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
+
+
 def setup_text(manifest: dict, level=None) -> str:
     """One line on how the run measured: load, level, window, placement (for a verdict's context)."""
     parameters = manifest.get("parameters") or {}
@@ -93,8 +98,8 @@ def setup_text(manifest: dict, level=None) -> str:
         what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
     else:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
-    connections = ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
-    return (f"{what}{connections} on {load.get('route', '?')}, {durations.get('duration_s', '?')} s windows, "
+    return (f"{what}{connection_mode_text(load)} on {load.get('route', '?')}, "
+            f"{durations.get('duration_s', '?')} s windows, "
             f"{parameters.get('trials_per_condition', '?')} trials per condition; server on CPU "
             f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 

@@ -19,7 +19,7 @@ from loadlab.claims import Claim, Verdict
 from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
-from loadlab.judgements._common import quota_text, setup_text
+from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
@@ -200,9 +200,8 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
              else "the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
              + " was past its knee there")
     context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, {where}, "
-               f"on {load.get('route', '?')}"
-               f"{', a new connection per request' if load.get('connection_mode') == 'per-request' else ''}, "
-               f"{duration} s windows{quota_text(manifest)}{throttled}; "
+               f"on {load.get('route', '?')}{connection_mode_text(load)}, {duration} s windows{quota_text(manifest)}"
+               f"{throttled}; "
                "each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop wrk "
                "at 100,000 connections")
     return judge_claimed_ratio(claim, open_loop, "latency_p99_s", labels, labels, FAMILY, margins, notebook, run_id,
@@ -222,10 +221,9 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     level = trials["level"].max()
     context = (f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests with a 200-byte answer, "
                "wrk -t4 -c100000, 4 cores")
-    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials))
+    data = with_memory_columns(trials).assign(server_cpu_pct=cpu_pct(trials))
     low_level = trials["level"].min()
     memory_base, memory_name = memory_quantity(data)
-    data = data.assign(**{memory_base: memory_column(data, memory_base)})
     memory_metric, memory_data = memory_base, data
     if low_level < level:
         # Per connection held: a trial whose server did not hold its level is no evidence here, and says so.
@@ -298,11 +296,14 @@ def with_memory_columns(trials: pd.DataFrame) -> pd.DataFrame:
                          cgroup_memory_mib=mib("memory_mean_bytes"), memory_peak_mib=mib("memory_peak_bytes"))
 
 
-def memory_column(trials: pd.DataFrame, column: str) -> pd.Series:
-    """The MiB column `memory_quantity` names."""
-    if column == "process_rss_mib":
-        return trials["process_rss_mean_bytes"] / MIB
-    return trials["memory_peak_bytes"] / MIB
+def per_connection_columns(trials: pd.DataFrame, low_level, high_level) -> pd.DataFrame:
+    """`trials` (`with_memory_columns`) with the connections each held (`connections_held`) and, at `high_level`,
+    process RSS and cgroup memory per extra connection held (`rss_per_connection_kib`,
+    `cgroup_per_connection_kib`; `per_connection`). Which trials count is the caller's choice."""
+    data = with_memory_columns(trials)
+    return data.assign(held=connections_held(data, low_level),
+                       rss_per_connection_kib=1024 * per_connection(data, "process_rss_mib", low_level, high_level),
+                       cgroup_per_connection_kib=1024 * per_connection(data, "cgroup_memory_mib", low_level, high_level))
 
 
 def held_rule_text(manifest: dict) -> str:
@@ -329,8 +330,7 @@ def memory_beside_text(trials: pd.DataFrame, labels, low_level, high_level) -> s
     counted once per mapping (ZGC maps its heap three times in JDK 21), medians of evidence trials."""
     if "memory_mean_bytes" not in trials or "process_rss_shmem_mean_bytes" not in trials:
         return ""
-    per = 1024 * per_connection(trials.assign(memory_mean_mib=trials["memory_mean_bytes"] / MIB), "memory_mean_mib",
-                                low_level, high_level)
+    per = per_connection_columns(trials, low_level, high_level)["cgroup_per_connection_kib"]
     evidence = evidence_policy.evidence_rows(trials.assign(cgroup_per_connection_kib=per))
     top = evidence[evidence["level"] == high_level]
     cgroup = top.groupby("label")["cgroup_per_connection_kib"].median()
