@@ -107,7 +107,8 @@ def _trial_config(args):
         duration_s=args.duration, warmup_s=args.warmup, loadgen_threads=args.threads,
         pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
         memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, cpu_period_ms=args.cpu_period_ms,
-        max_in_flight=args.max_in_flight,
+        max_in_flight=args.max_in_flight, open_loop_generator=args.open_loop_generator,
+        connection_mode=args.connection_mode,
         verify=not args.no_verify,
         profilers=tuple(args.profile or ()),
     ).validate()
@@ -290,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_server_arguments(p)
     p.add_argument("--route", default="/plaintext", help="contract route with its query, e.g. '/cpu?n=1000' (default /plaintext)")
     p.add_argument("--connections", type=int, default=64, help="closed loop: wrk connections (default 64)")
-    p.add_argument("--rate", type=float, help="open loop: requests per second with vegeta (instead of wrk)")
+    p.add_argument("--rate", type=float, help="open loop: requests per second (instead of wrk's closed loop)")
     p.add_argument("--duration", default="10s", help="measured window, whole seconds (default 10s)")
     p.add_argument("--warmup", default="5s", help="discarded warm-up before the window (default 5s)")
     p.add_argument("--threads", type=int, default=1, help="wrk threads (default 1)")
@@ -299,7 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit-mib", type=int, default=2048, help="server memory limit in MiB (default 2048)")
     p.add_argument("--cpu-quota", type=float, help="server CPU quota in CPUs (e.g. 0.5), below its cpuset")
     p.add_argument("--max-in-flight", type=int, default=10_000, help="open loop: at most this many requests in "
-                   "flight (vegeta -max-workers; default 10000)")
+                   "flight, one connection each (default 10000)")
+    p.add_argument("--open-loop-generator", default="openloop", help="open loop: openloop (the project's own, "
+                   "latency from each request's intended send time; default) or vegeta")
+    p.add_argument("--connection-mode", default="keep-alive", help="keep-alive (default) or per-request (a new "
+                   "connection for every request)")
     p.add_argument("--cpu-period-ms", type=float, help="the CFS period the quota is granted in, 1-1000 ms "
                    "(default: the kernel's 100 ms)")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")

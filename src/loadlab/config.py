@@ -25,6 +25,9 @@ from loadlab.servers import get_server
 LOADGEN_SATURATION_UTILIZATION = 0.95
 LOAD_MODES = ("closed", "open")
 CONNECTION_MODES = ("keep-alive", "per-request")
+# The open loop's generator: the project's own (loadlab.loadgen.openloop), or vegeta, kept to compare with it
+# and to re-read the runs it measured.
+OPEN_LOOP_GENERATORS = ("openloop", "vegeta")
 
 
 PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy", "uprobes", "jfr-locks")
@@ -156,7 +159,9 @@ class TrialConfig:
     warmup_max_s: float | None = None
     loadgen_threads: int = 1
     request_timeout_s: int = 2
-    max_in_flight: int = 10_000  # open loop: vegeta's -max-workers
+    # Open loop: the most requests in flight, one per connection (openloop's --connections, vegeta's -max-workers).
+    max_in_flight: int = 10_000
+    open_loop_generator: str = "openloop"
     pipeline_depth: int = 1
     # "keep-alive": each loadgen connection carries request after request; "per-request": every request
     # asks `Connection: close`, so the server closes after answering and the loadgen opens a new connection
@@ -209,9 +214,11 @@ class TrialConfig:
             if self.rate_rps is None or not self.rate_rps > 0:
                 raise ParameterError("rate_rps", self.rate_rps, "a positive request rate for load_mode='open'")
             if self.pipeline_depth != 1:
-                raise ParameterError("pipeline_depth", self.pipeline_depth, "1 in load_mode='open' (vegeta does not pipeline)")
+                raise ParameterError("pipeline_depth", self.pipeline_depth, "1 in load_mode='open' (the open loop does not pipeline)")
         if not 1 <= self.pipeline_depth <= 256:
             raise ParameterError("pipeline_depth", self.pipeline_depth, "an integer from 1 to 256")
+        if self.open_loop_generator not in OPEN_LOOP_GENERATORS:
+            raise ParameterError("open_loop_generator", self.open_loop_generator, OPEN_LOOP_GENERATORS)
         if self.connection_mode not in CONNECTION_MODES:
             raise ParameterError("connection_mode", self.connection_mode, CONNECTION_MODES)
         if self.connection_mode == "per-request" and self.pipeline_depth != 1:

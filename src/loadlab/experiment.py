@@ -89,10 +89,12 @@ class Load(_KnownFields):
     connection_mode: str = "keep-alive"
     loadgen_threads: int = 1
     request_timeout_s: int = 2
-    # Open loop: at most this many requests in flight (vegeta's -max-workers, one connection each). Past a server's
-    # knee vegeta otherwise opens workers and connections without bound until its own core is saturated; bounded,
-    # it falls behind its schedule instead, and the trial records the rate it really offered.
+    # Open loop: at most this many requests in flight, one connection each. Past a server's knee the due requests
+    # then wait for a connection, their latency running from their intended time (unbounded, vegeta opened
+    # workers and connections until its own core saturated).
     max_in_flight: int = 10_000
+    # The open loop's generator: "openloop" (the project's own, servers/loadgen/openloop) or "vegeta".
+    open_loop_generator: str = "openloop"
 
 
 @dataclass
@@ -260,7 +262,7 @@ class Experiment(_KnownFields):
             duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
             warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
-            max_in_flight=self.load.max_in_flight,
+            max_in_flight=self.load.max_in_flight, open_loop_generator=self.load.open_loop_generator,
             connection_mode=self.load.connection_mode, server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
             memory_limit_bytes=placement.memory_limit_mib * 1024**2,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
@@ -300,7 +302,8 @@ _TRIAL_FIELD_TO_PATH = {
     "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
     "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
     "connection_mode": "load.connection_mode",
-    "request_timeout_s": "load.request_timeout_s", "max_in_flight": "load.max_in_flight", "server_cpus": "placement.server_cpus",
+    "request_timeout_s": "load.request_timeout_s", "max_in_flight": "load.max_in_flight",
+    "open_loop_generator": "load.open_loop_generator", "server_cpus": "placement.server_cpus",
     "loadgen_cpus": "placement.loadgen_cpus", "cpu_quota": "placement.cpu_quota (or servers[{i}].cpu_quota)",
     "cpu_period_ms": "placement.cpu_period_ms",
     "memory_limit_bytes": "placement.memory_limit_mib",

@@ -46,7 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab import outcome, paths, profile_tables
-from loadlab.loadgen import vegeta, wrk
+from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
 
@@ -119,7 +119,8 @@ def _latency_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
                 continue
             seconds = hdr_percentiles_s(encoded, SPECTRUM_GRID_PERCENTILES, value_unit_s=vegeta.HISTOGRAM_UNIT_S)
             spectrum = list(zip(SPECTRUM_GRID_PERCENTILES, seconds))
-            source = "vegeta"
+            generator = getattr(row, "open_loop_generator", None)
+            source = generator if isinstance(generator, str) else "vegeta"  # runs before openloop: vegeta's
         frames.append(pd.DataFrame({
             "trial": row.trial, "condition": row.condition, "percentile": [p for p, _ in spectrum],
             "latency_s": [v for _, v in spectrum], "source": source,
@@ -159,8 +160,12 @@ def _throughput_rows(run: RunDirectory, trials: pd.DataFrame) -> pd.DataFrame:
         for phase, directory in (("warmup", trial_dir / "warmup"), ("measure", trial_dir)):
             if vegeta.has_results(directory):
                 timeline = vegeta.throughput_timeline(vegeta.read_results(directory))
-                frames.append(timeline.assign(trial=row.trial, condition=row.condition, phase=phase)[
-                    ["trial", "condition", "phase", "second", "throughput_rps"]])
+            elif phase == "measure" and openloop.has_report(directory):  # its warm-up wrote timeline.json
+                timeline = openloop.throughput_timeline(openloop.read_report(directory / openloop.REPORT_NAME))
+            else:
+                continue
+            frames.append(timeline.assign(trial=row.trial, condition=row.condition, phase=phase)[
+                ["trial", "condition", "phase", "second", "throughput_rps"]])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["trial", "condition", "phase", "second", "throughput_rps"])
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from loadlab.errors import TrialFailure
 from loadlab.harness import container
-from loadlab.loadgen import vegeta, wrk
+from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import write_bytes_atomic, write_text_atomic
 
 # Beyond the load itself: process start, wrk's final report, vegeta's encode.
@@ -89,6 +89,31 @@ def run_vegeta(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float
     return vegeta.parse_report(report.read_text())
 
 
+def run_openloop(loadgen: LoadgenContainer, subdir: str, url: str, rate_rps: float, duration_s: float,
+                 timeout_s: float, connections: int, connection_per_request: bool = False) -> openloop.OpenLoopReport:
+    """One window of the project's open-loop generator, writing `<subdir>/openloop.json` in the trial folder."""
+    relative = f"{subdir}/{openloop.REPORT_NAME}" if subdir else openloop.REPORT_NAME
+    argv = openloop.command(url, rate_rps, duration_s, timeout_s, connections, connection_per_request,
+                            report_path=f"/out/{relative}")
+    (loadgen.output_dir / subdir).mkdir(parents=True, exist_ok=True)
+    log_path = loadgen.output_dir / subdir / "openloop.log"
+    loadgen.run(argv, {}, duration_s + timeout_s + DEADLINE_MARGIN_S, log_path)
+    report = loadgen.output_dir / relative
+    if not report.exists():
+        raise TrialFailure("loadgen-error", "openloop wrote no report", log_path.read_text(errors="replace")[-4000:])
+    return openloop.read_report(report)
+
+
+def run_open_loop(loadgen: LoadgenContainer, generator: str, subdir: str, url: str, rate_rps: float,
+                  duration_s: float, timeout_s: float, max_in_flight: int, connection_per_request: bool = False):
+    """One open-loop window by `generator` ("openloop" or "vegeta"): its report (OpenLoopReport or VegetaSummary)."""
+    if generator == openloop.NAME:
+        return run_openloop(loadgen, subdir, url, rate_rps, duration_s, timeout_s, max_in_flight,
+                            connection_per_request)
+    return run_vegeta(loadgen, subdir, url, rate_rps, duration_s, timeout_s, max_workers=max_in_flight,
+                      connection_per_request=connection_per_request)
+
+
 def steady(throughputs_rps: list[float], window: int, tolerance: float) -> bool:
     """True when the last `window` slices vary by at most `tolerance` (relative range)."""
     if len(throughputs_rps) < window:
@@ -122,16 +147,22 @@ def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int,
 
 
 def open_loop_warm_up(loadgen: LoadgenContainer, url: str, rate_rps: float, duration_s: float, timeout_s: float,
-                      max_workers: int, connection_per_request: bool = False) -> list[dict]:
+                      max_workers: int, connection_per_request: bool = False, generator: str = "openloop") -> list[dict]:
     """Open-loop warm-up at the trial's rate; keeps its answers per second (warmup/timeline.json), not every request.
 
     Warm-up is discarded by design, and at thousands of requests a second
     its per-request results were most of a run's raw data (47 of 68 MB in
     the first run of 01's latency sweep).
     """
-    run_vegeta(loadgen, "warmup", url, rate_rps, duration_s, timeout_s, max_workers=max_workers,
-               connection_per_request=connection_per_request)
+    result = run_open_loop(loadgen, generator, "warmup", url, rate_rps, duration_s, timeout_s, max_workers,
+                           connection_per_request)
     directory = loadgen.output_dir / "warmup"
+    if generator == openloop.NAME:
+        # Its answers per second are in its report; the report itself (a histogram, counts) is kept beside.
+        timeline = openloop.throughput_timeline(result).to_dict("records")
+        timeline = [{"second": int(row["second"]), "throughput_rps": float(row["throughput_rps"])} for row in timeline]
+        write_text_atomic(directory / "timeline.json", json.dumps(timeline, indent=1))
+        return timeline
     timeline = warm_up_timeline(directory)
     write_text_atomic(directory / "timeline.json", json.dumps(timeline, indent=1))
     (directory / vegeta.RESULTS_CSV_GZ).unlink(missing_ok=True)

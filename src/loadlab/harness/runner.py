@@ -41,7 +41,10 @@ def _client_for(docker_host: str | None):
 def _loadgen_version() -> dict:
     go_mod = (paths.SERVERS_DIR / "loadgen" / "vegeta" / "go.mod").read_text()
     match = re.search(r"github.com/tsenart/vegeta/v12 (v[0-9.]+)", go_mod)
-    return {"vegeta": match.group(1) if match else None, "wrk": "Debian trixie package (see image)"}
+    cargo = (paths.SERVERS_DIR / "loadgen" / "openloop" / "Cargo.toml").read_text()
+    openloop = re.search(r'^version = "([^"]+)"', cargo, re.MULTILINE)
+    return {"vegeta": match.group(1) if match else None, "wrk": "Debian trixie package (see image)",
+            "openloop": openloop.group(1) if openloop else None}
 
 
 def new_manifest(experiment: Experiment, run_id: str, server_client) -> dict:

@@ -25,7 +25,7 @@ from loadlab.errors import TrialFailure
 from loadlab.harness import capture, container, images, sampler, tcp_diag
 from loadlab.harness import loadgen as loadgen_run
 from loadlab.harness.session import ServerSession
-from loadlab.loadgen import vegeta, wrk
+from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
 from loadlab.servers import loadgen_image, recorder_settings
 from loadlab.stats.latency import percentile_column
@@ -95,7 +95,14 @@ def _closed_loop_row(report: wrk.WrkReport) -> dict:
     return row
 
 
-def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
+def _open_loop_row(result, output_dir: Path) -> dict:
+    """The window's row from openloop's report, or from vegeta's per-request results."""
+    if isinstance(result, openloop.OpenLoopReport):
+        return openloop.trial_columns(result)
+    return _vegeta_row(result, output_dir)
+
+
+def _vegeta_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
     # Re-encoded here, after the sampled window: zstd at its highest level is seconds of CPU at thousands of
     # requests a second, and the window's samples must not see it.
     vegeta.keep_as_parquet(output_dir)
@@ -111,6 +118,7 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
         "latency_max_s": histogram.get_max_value() / 1e6,
         "latency_kind": "open-loop (constant rate)",
         "latency_histogram_hdr": histogram.encode().decode(),
+        "open_loop_generator": "vegeta",
     }
     row.update(vegeta.latency_summary_columns(histogram))
     row.update({
@@ -118,6 +126,17 @@ def _open_loop_row(summary: vegeta.VegetaSummary, output_dir: Path) -> dict:
         "errors_connect": counts["connect_errors"], "errors_total": counts["requests"] - counts["ok"],
     })
     return row
+
+
+def _generator_headroom(row: dict) -> dict:
+    """openloop judges its own headroom: its busy share (less its polling for due requests, which the cgroup counts
+    as work) and whether it kept its schedule. A window it fell behind in is the loadgen's fault, as a saturated
+    wrk's is. The cgroup's figure stays beside it."""
+    if row.get("open_loop_generator") != openloop.NAME:
+        return {}
+    busy = row.get("loadgen_self_busy_share")
+    return {"loadgen_cgroup_cpu_utilization": row.get("loadgen_cpu_utilization"), "loadgen_cpu_utilization": busy,
+            "loadgen_saturated": bool(row.get("loadgen_behind"))}
 
 
 def _connection_columns(config: TrialConfig, accepted: int | None, requests: int | None) -> dict:
@@ -148,7 +167,8 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
             connection_per_request=config.connection_per_request,
         )
     loadgen_run.open_loop_warm_up(loadgen, url, config.rate_rps, config.warmup_s, config.request_timeout_s,
-                                  config.max_in_flight, connection_per_request=config.connection_per_request)
+                                  config.max_in_flight, connection_per_request=config.connection_per_request,
+                                  generator=config.open_loop_generator)
     return []
 
 
@@ -179,9 +199,9 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
                 config.request_timeout_s, config.pipeline_depth, config.connection_per_request,
             )
         else:
-            result = loadgen_run.run_vegeta(loadgen, "", url, config.rate_rps, config.duration_s, config.request_timeout_s,
-                                            max_workers=config.max_in_flight,
-                                            connection_per_request=config.connection_per_request)
+            result = loadgen_run.run_open_loop(loadgen, config.open_loop_generator, "", url, config.rate_rps,
+                                               config.duration_s, config.request_timeout_s, config.max_in_flight,
+                                               config.connection_per_request)
     accepted_after = capture.tcp_passive_opens(pid)
     overflows_after = capture.listen_overflows(pid)
     cpu_times_after = hostfacts.cpu_times() if config.check_host_cpus else {}
@@ -320,6 +340,7 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
         row.update({key: value for key, value in window.items() if key != "connections_accepted"})
         loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
         row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
+        row.update(_generator_headroom(row))
         row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
                     "measured_unix_s": measured_at, "server_started_unix_s": session.started_unix_s})
         record["status"] = "ok"
