@@ -163,10 +163,10 @@ def _json_api_latency():
 
 def _latency_knee():
     from loadlab import latency_curve
-    from loadlab.judgements import s1
+    from loadlab.judgements import open_loop as open_loop_judging
 
     s = _run(plans.runtime_overhead_latency("quick", {"java-platform": 1.0}))  # the capacity only names the run
-    curve = latency_curve.latency_curve(s.trials, s1.offered_rates_by_condition(s.manifest))
+    curve = latency_curve.latency_curve(s.trials, open_loop_judging.offered_rates_by_condition(s.manifest))
     return plots.latency_knee_figure(s.trials, curve, latency_curve.knee_levels(curve), latency_curve.KNEE_SERVED_SHARE,
                                      x_label="offered load (fraction of Java's capacity)", title="01: open loop")
 

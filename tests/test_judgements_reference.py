@@ -69,6 +69,7 @@ def test_s1_never_uses_a_saturated_trial(processed):
 
 def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(processed):
     from loadlab import latency_curve
+    from loadlab.judgements import open_loop as open_loop_judging
 
     closed_id, closed = _run("01-runtime-overhead-quick", processed)
     open_id, open_loop = _run("01-open-loop-latency-quick", processed)
@@ -76,13 +77,15 @@ def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(process
                                    open_loop=(open_loop["trials"], open_loop["manifest"], open_id))
     p99 = [v for v in verdicts if v.claim_id == "S1-p99"]
     assert p99 and _check_evidence(p99, open_loop["trials"]) > 0
-    curve = latency_curve.latency_curve(open_loop["trials"], s1.offered_rates_by_condition(open_loop["manifest"]))
+    curve = latency_curve.latency_curve(open_loop["trials"], open_loop_judging.offered_rates_by_condition(open_loop["manifest"]))
     for verdict in p99:
         if not verdict.trial_ids:
             continue
-        fraction = s1.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate), open_loop["manifest"])
+        fraction = open_loop_judging.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate), open_loop["manifest"])
         used = open_loop["trials"].set_index("trial").loc[[t for ids in verdict.trial_ids.values() for t in ids]]
-        assert set(used["level"]) == {fraction} and f"at {fraction:g} of the slowest server's capacity" in verdict.context
+        basis = "the slowest server's capacity" if open_loop["manifest"]["parameters"]["load"].get(
+            "capacity_basis") == "slowest" else "each server's own capacity"
+        assert set(used["level"]) == {fraction} and f"at {fraction:g} of {basis}" in verdict.context
         assert "the highest level below both servers' knees" in verdict.context
         # Never past a knee: at the judged level both servers served what they were offered.
         for label in (verdict.baseline, verdict.candidate):
@@ -216,6 +219,10 @@ def test_s4_on_the_claims_level(processed):
     _check_evidence(verdicts, run["trials"])
     assert {v.claim_id for v in verdicts} >= {"S4-throughput", "S4-latency", "S4-memory", "S4-cpu", "S4-errors",
                                               "S4-littles-law", "S4-stack"}
+    # A closed loop's mean latency is its connections over its throughput: without an open loop S4-latency is
+    # not judged (it would be S4-throughput's verdict again).
+    latency = next(v for v in verdicts if v.claim_id == "S4-latency")
+    assert latency.verdict == claims.NOT_TESTABLE and "Little's law" in latency.explanation
 
 
 def test_s5_on_the_microbenchmarks():

@@ -60,15 +60,28 @@ def test_failed_and_loadgen_saturated_trials_are_left_out_of_the_medians():
     assert only_left_out["past_knee"] is None and math.isnan(only_left_out["latency_p99_s"])
 
 
-def test_the_open_loop_offers_every_server_fractions_of_the_slowest_capacity_with_bounded_requests_in_flight():
-    capacities = {"go": 94_000.0, "java-platform": 5_877.0, "rust": 94_500.0, "python": 45_000.0}
+def test_the_open_loop_offers_each_server_fractions_of_its_own_capacity_with_bounded_requests_in_flight():
+    capacities = {"go": 9_400.0, "java-platform": 5_877.0, "rust": 9_450.0, "python": 4_500.0}
     experiment = plans.runtime_overhead_latency("quick", capacities)
     rates = {c["condition"]: c["config"].rate_rps for c in experiment.conditions()}
-    assert rates["go@f0.8"] == rates["rust@f0.8"] == rates["java-platform@f0.8"] == round(0.8 * 5_877)
-    assert rates["java-platform@f1.2"] == round(1.2 * 5_877)  # past the slowest one's knee
+    assert rates["go@f0.8"] == round(0.8 * 9_400) and rates["rust@f0.8"] == round(0.8 * 9_450)
+    assert rates["java-platform@f1.2"] == round(1.2 * 5_877)  # every server past its own knee
     assert {c["label"] for c in experiment.conditions()} == {"go", "java-platform", "rust"}
-    configs = [c["config"] for c in experiment.conditions()]
-    assert {c.max_in_flight for c in configs} == {plans.LATENCY_MAX_IN_FLIGHT} and {c.cpu_quota for c in configs} == {None}
+    configs = {c["label"]: c["config"] for c in experiment.conditions()}
+    assert {c.max_in_flight for c in configs.values()} == {plans.LATENCY_MAX_IN_FLIGHT}
+    assert {c.open_loop_generator for c in configs.values()} == {"openloop"}
+    # Each server runs at the quota its capacity was measured under (S1's closed loop).
+    assert {label: c.cpu_quota for label, c in configs.items()} == {
+        "go": plans.S1_SERVER_QUOTAS["go"], "rust": plans.S1_SERVER_QUOTAS["rust"], "java-platform": None}
+
+
+def test_s4s_open_loop_offers_go_and_swoole_their_own_fractions_with_s4s_400_in_flight():
+    experiment = plans.io_coroutines_latency("quick", {"go": 30_000.0, "swoole": 25_000.0, "rust": 31_000.0})
+    rates = {c["condition"]: c["config"].rate_rps for c in experiment.conditions()}
+    assert rates["go@f0.5"] == 15_000 and rates["swoole@f1.2"] == 30_000
+    assert {c["label"] for c in experiment.conditions()} == {"go", "swoole"}
+    assert {c["config"].max_in_flight for c in experiment.conditions()} == {400}
+    assert {c["config"].route for c in experiment.conditions()} == {"/io?ms=10"}
 
 
 def test_a_level_without_a_usable_trial_is_named_not_taken_for_keeping_up():

@@ -335,3 +335,17 @@ def test_the_sitting_note_speaks_only_when_two_runs_sat_at_different_levels():
     assert "45,500 req/s in the A/A run (2026-11-25 06:25 UTC)" in text and "92,513 req/s" in text and "×2.03" in text
     assert pages.sitting_note(45_500.0, "a", 47_000.0, "b") == ""  # within one sitting's spread
     assert pages.sitting_note(float("nan"), "a", 47_000.0, "b") == ""
+
+
+def test_the_open_loop_ceiling_names_the_highest_rate_held_and_why_the_next_was_not():
+    from loadlab.pages import open_loop_ceiling_text
+
+    rows = []
+    for rate, served, behind in ((10_000, 10_000, False), (30_000, 29_990, False), (50_000, 49_000, True),
+                                 (70_000, 52_000, True)):
+        for trial in range(3):
+            rows.append({"rate_offered_rps": rate, "throughput_rps": served, "status": "ok",
+                         "loadgen_saturated": behind and trial > 0})
+    text = open_loop_ceiling_text(pd.DataFrame(rows))
+    assert text.startswith("**The open loop held 30,000 req/s**")
+    assert "at 50,000 req/s it did not (2 of 3 trials had the generator fall behind; the lowest trial answered 98%" in text

@@ -74,10 +74,10 @@ def _median(values: pd.Series) -> float:
 def latency_curve(trials: pd.DataFrame, rates_asked_rps: dict[tuple[str, float], float] | None = None) -> pd.DataFrame:
     """One row per (server, level): medians over the usable trials, the p99's CI, and whether it is past the knee.
 
-    `rates_asked_rps`: the rate each condition asked vegeta for, keyed by
-    (label, level) (`loadlab.judgements.s1.offered_rates_by_condition`); the served
-    share is throughput over that rate, or over the rate vegeta reports
-    having sent where it is not given.
+    `rates_asked_rps`: the rate each condition asked the generator for, keyed by
+    (label, level) (`loadlab.judgements.open_loop.offered_rates_by_condition`); the served
+    share is throughput over that rate, or over the rate the trial recorded as
+    offered where it is not given.
     """
     rows = []
     usable = _usable(trials)

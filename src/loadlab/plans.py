@@ -122,6 +122,23 @@ def loadgen_ceiling(profile_name: str) -> Experiment:
                        trials=max(2, p.trials_per_condition // 2))
 
 
+# 00: the open loop's own ceiling: openloop offers nginx-baseline (the fastest server, answering from its config, on
+# a whole core) rising constant rates, keep-alive, up to past what one core of it sends. Each trial records the
+# generator's busy share and whether it kept its schedule, so the page shows where the instrument stops.
+OPEN_LOOP_CEILING_RATES = {"smoke": [10_000.0], "quick": [10_000.0, 30_000.0, 50_000.0, 70_000.0],
+                           "full": [10_000.0, 20_000.0, 30_000.0, 40_000.0, 50_000.0, 60_000.0, 70_000.0, 80_000.0]}
+OPEN_LOOP_CEILING_MAX_IN_FLIGHT = 256
+
+
+def open_loop_ceiling(profile_name: str) -> Experiment:
+    """00: openloop's ceiling on one core: nginx-baseline on a whole core offered rising rates (req/s)."""
+    p = profile(profile_name)
+    load = Load(mode="open", route="/plaintext", connections=[1], rate_rps=OPEN_LOOP_CEILING_RATES[p.name],
+                max_in_flight=OPEN_LOOP_CEILING_MAX_IN_FLIGHT)
+    return _experiment("00-open-loop-ceiling", p, [ServerEntry("nginx-baseline", label="nginx-baseline")], load,
+                       False, 3, trials=max(2, p.trials_per_condition // 2))
+
+
 # 00: Docker or a plain cgroup (harness.isolation): fresh instances per mode, consecutive windows per instance,
 # window seconds. Eight instances a mode in quick: more than its 6 trials per condition, to compare spreads.
 ISOLATION = {"smoke": {"instances": 2, "windows": 2, "window_s": 1, "warmup_s": 1},
@@ -193,39 +210,38 @@ def runtime_overhead_keepalive(profile_name: str) -> Experiment:
                        placement=Placement(memory_limit_mib=4096), trials=max(2, p.trials_per_condition // 2))
 
 
-# S1-p99 is judged open loop, where a latency measures the server and not a queue in front of it. vegeta offers Go,
-# Java (platform threads) and Rust one and the same rate, as S1's one wrk command did, at fractions of the slowest
-# one's capacity (Java's), below and past its knee, each server on a whole core as S1 pinned them. One vegeta core
-# sends about 8,000 req/s of /json here with headroom (measured 2026-11-26: 8,000 offered in full at 36% busy),
-# enough to pass Java's knee (5,000-6,000 req/s on a core) but a tenth of what Go and Rust serve on a core
-# (90k-190k), so their own knees lie beyond one loadgen core's reach. A CPU quota small enough to bring them
-# within it was tried and measured, and fails: at 0.05 core in 20 ms CFS periods Go served 1,000-1,700 of the
-# 1,855 req/s asked (half its closed-loop capacity at that quota), its quota spent in every period, and vegeta,
-# opening workers without bound behind it, saturated its core (run of 2026-11-26, not kept).
+# S1-p99 is judged open loop, where a latency measures the server and not a queue in front of it. openloop, the
+# project's generator (servers/loadgen/openloop), offers each of Go, Java (platform threads) and Rust fractions of
+# its own capacity (its closed-loop throughput at the lowest level, under S1's load and S1_SERVER_QUOTAS), below and
+# past its knee, so every server's knee is drawn and the claim is judged with each server equally loaded. vegeta,
+# the generator before it, sent about 8,000 req/s from one core: enough for Java's knee, a tenth of what Go and
+# Rust serve, so only Java's knee could be drawn and all three were offered one rate, a fraction of Java's
+# capacity (issue 28 has the measurements).
 LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5, 1.2], "quick": [0.5, 0.8, 1.2], "full": [0.25, 0.5, 0.8, 0.9, 1.0, 1.2]}
 LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
 # Enough for the rates offered below the knee (thousands a second at ~1 ms each need a few in flight); past it,
-# vegeta falls behind its schedule instead of opening workers and connections until its own core saturates.
+# the due requests wait for a connection, their latency running from their intended time, and those still
+# waiting at the window's end are counted as unsent.
 LATENCY_MAX_IN_FLIGHT = 512
 
 
 def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
     """01 (S1-p99): go, java-platform and rust under S1's load (a new connection per request, /plaintext200), open
-    loop, all at one rate: fractions of the slowest one's
-    capacity (req/s, from `capacities_rps`: the closed loop's throughput at its lowest connection level, few
-    connections as in an open loop).
+    loop, each at fractions of its own capacity (req/s, from `capacities_rps`: the closed loop's throughput at its
+    lowest connection level, few connections as in an open loop), each at its S1 quota.
 
     A server without a measured capacity (no evidence trial in the closed
     loop: it stalled, say) is left out; the notebook names it.
     """
     p = profile(profile_name)
-    servers = [s1_jvm(dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label])))
-               for entry in LATENCY_SERVERS if capacities_rps.get(entry.label)]
+    # The quotas the capacities were measured under: a fraction is of what the server can do as it ran there.
+    servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
+               for entry in _s1_servers(list(LATENCY_SERVERS)) if capacities_rps.get(entry.label)]
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
                              ", ".join(entry.label for entry in LATENCY_SERVERS))
     load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
-                capacity_basis="slowest", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
+                capacity_basis="own", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
                 connection_mode=S1_CONNECTION_MODE)
     # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
     # seconds run at ~70% of its steady throughput here).
@@ -380,6 +396,29 @@ def io_coroutines(profile_name: str) -> Experiment:
     ]
     # Two levels: 400 is the claim's; 40 gives the memory each extra in-flight request costs.
     return _experiment("04-io-coroutines", p, servers, Load(mode="closed", route="/io?ms=10", connections=[40, 400]), True, 6)
+
+
+# S4-latency, open loop. S4's latency (a mean under wrk -c400) is a closed loop's: by Little's law it is 400 /
+# throughput (the committed run's means were within 1.5% of it in every trial), so judged there it is the throughput
+# verdict again. Here go and swoole are offered fractions of their own capacity (04's closed-loop throughput at
+# 400 connections) with at most 400 requests in flight, S4's connections, and the mean is read where both kept up.
+IO_LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), ServerEntry("php-swoole", label="swoole"))
+IO_LATENCY_MAX_IN_FLIGHT = 400
+
+
+def io_coroutines_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
+    """04 (S4-latency): go and swoole on /io?ms=10, open loop at fractions of each one's capacity (req/s, from
+    `capacities_rps`: 04's closed-loop throughput at S4's 400 connections), keep-alive, 400 requests in flight at
+    most. A server without a measured capacity is left out; the notebook names it."""
+    p = profile(profile_name)
+    servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
+               for entry in IO_LATENCY_SERVERS if capacities_rps.get(entry.label)]
+    if not servers:
+        raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
+                             ", ".join(entry.label for entry in IO_LATENCY_SERVERS))
+    load = Load(mode="open", route="/io?ms=10", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
+                capacity_basis="own", request_timeout_s=10, max_in_flight=IO_LATENCY_MAX_IN_FLIGHT)
+    return _experiment("04-open-loop-latency", p, servers, load, False, 16)
 
 
 def virtual_threads(profile_name: str) -> Experiment:

@@ -158,6 +158,9 @@ def _plain(value) -> str:
         return ", ".join(_plain(item) for item in value)
     if isinstance(value, dict):
         return ", ".join(f"{key} {_plain(item)}" for key, item in value.items())
+    if isinstance(value, float) and not value.is_integer():
+        # A measured capacity (req/s) is a plan's input: a page prints it as its tables do, not to 17 digits.
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
     return str(value)
 
 

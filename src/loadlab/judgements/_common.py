@@ -82,6 +82,13 @@ def basis_text(load: dict) -> str:
     return "each server's own capacity"
 
 
+def open_loop_text(load: dict) -> str:
+    """"open loop (openloop, latency from each request's intended send time)", or vegeta's for a run before it."""
+    if (load.get("open_loop_generator") or "vegeta") == "vegeta":  # runs recorded before openloop used vegeta
+        return "open loop (vegeta, constant rate)"
+    return "open loop (openloop, constant rate, latency from each request's intended send time)"
+
+
 def connection_mode_text(load: dict) -> str:
     """", a new connection per request" for a recorded load that ran one (keep-alive, the default, goes unsaid)."""
     return ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
@@ -93,9 +100,9 @@ def setup_text(manifest: dict, level=None) -> str:
     load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
     mode = load.get("mode")
     if mode == "open" and load.get("capacity_fractions"):
-        what = (f"open loop (vegeta) at {level:g} of {basis_text(load)}" if level is not None else "open loop (vegeta)")
+        what = f"{open_loop_text(load)} at {level:g} of {basis_text(load)}" if level is not None else open_loop_text(load)
     elif mode == "open":
-        what = f"open loop (vegeta) at {level:g} req/s" if level is not None else "open loop (vegeta)"
+        what = f"{open_loop_text(load)} at {level:g} req/s" if level is not None else open_loop_text(load)
     else:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
     return (f"{what}{connection_mode_text(load)} on {load.get('route', '?')}, "

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from loadlab import latency_curve, profiles, stats
+from loadlab import profiles, stats
 from loadlab.claims import Claim, Verdict
-from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, basis_text, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
+from loadlab.judgements import open_loop as open_loop_judging
+from loadlab.judgements._common import MIB, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
 
@@ -124,84 +124,15 @@ def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_le
             + ", ".join(parts) + "; the claim's 100,017 threads at 100,000 connections is one a connection")
 
 
-def capacities_rps(trials: pd.DataFrame, level=None) -> dict[str, float]:
-    """Each server's capacity (req/s): its median closed-loop throughput at `level` (default: the top level),
-    evidence trials only.
-
-    A server with no evidence trial there (every loadgen saturated) gets the
-    median of its ok trials: a lower bound, since the loadgen held it back.
-    """
-    top = trials[trials["level"] == (trials["level"].max() if level is None else level)]
-    evidence = evidence_policy.evidence_rows(top)
-    ok = top[top["status"] == "ok"]
-    capacities = {}
-    for label in sorted(set(top["label"])):
-        values = evidence.loc[evidence["label"] == label, "throughput_rps"]
-        if values.empty:
-            values = ok.loc[ok["label"] == label, "throughput_rps"]
-        if not values.empty:
-            capacities[label] = float(values.median())
-    return capacities
-
-
-def offered_rates_rps(manifest: dict, fraction: float) -> dict[str, float]:
-    """The rate (req/s) an open-loop run at capacity `fraction` offered each server, as its experiment computed it."""
-    experiment = Experiment.from_record(manifest.get("parameters") or {})
-    return {entry.display_label(): experiment.offered_rate_rps(entry, fraction)
-            for entry in experiment.servers if entry.capacity_rps is not None}
-
-
-def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> float:
-    """The fraction of capacity S1-p99 is judged at: the highest level at which both servers kept up (below
-    both knees, `loadlab.latency_curve`), so that the latency is the servers' under load and not a queue that
-    grows with the window. Where a server was past its knee at every level, the lowest level (and the page's
-    knee list says so)."""
-    return _judged_level(open_loop, labels, _levels_below_knees(open_loop, labels, manifest))
-
-
-def _judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[float | None]) -> float:
-    if all(level is not None for level in below):
-        return float(min(below))
-    return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
-
-
-def _levels_below_knees(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> list[float | None]:
-    curve = latency_curve.latency_curve(open_loop[open_loop["label"].isin(labels)], offered_rates_by_condition(manifest))
-    return [latency_curve.highest_level_below_knee(curve, label) for label in labels]
-
-
-def offered_rates_by_condition(manifest: dict) -> dict[tuple[str, float], float]:
-    """{(label, level): the rate (req/s) asked of vegeta} for every condition of an open-loop run."""
-    experiment = Experiment.from_record(manifest.get("parameters") or {})
-    return {(entry.display_label(), float(level)): experiment.offered_rate_rps(entry, level)
-            for entry in experiment.servers if entry.capacity_rps is not None for level in experiment.levels()}
-
-
 def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
                 notebook: str, run_id: str, manifest: dict) -> Verdict:
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
-    below both servers' knees (`latency_fraction`)."""
-    below = _levels_below_knees(open_loop, labels, manifest)
-    fraction = _judged_level(open_loop, labels, below)
+    below both servers' knees (`open_loop.latency_fraction`)."""
+    fraction, judged = open_loop_judging.judged_at(open_loop, labels, manifest)
     load = (manifest.get("parameters") or {}).get("load") or {}
-    rates = offered_rates_rps(manifest, fraction)
-    if load.get("capacity_basis") == "slowest":
-        rate_text = f" ({next(iter(set(rates.values()))):,.0f} req/s)" if len(set(rates.values())) == 1 else ""
-    else:
-        rate_text = " (" + ", ".join(f"{label} {rates[label]:,.0f} req/s" for label in labels if label in rates) + ")"
-    at = open_loop[(open_loop["level"] == fraction) & open_loop["label"].isin(labels) & (open_loop["status"] == "ok")]
-    throttled = ""
-    if "server_cpu_throttled_period_share" in at and at["server_cpu_throttled_period_share"].notna().any():
-        shares = at.groupby("label")["server_cpu_throttled_period_share"].median()
-        throttled = ("; quota spent before the period's end in a median " +
-                     ", ".join(f"{shares[label]:.0%} of {label}'s periods" for label in labels if label in shares))
     duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
-    where = ("the highest level below both servers' knees" if all(level is not None for level in below)
-             else "the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
-             + " was past its knee there")
-    context = (f"open loop (vegeta, constant rate) at {fraction:g} of {basis_text(load)}{rate_text}, {where}, "
-               f"on {load.get('route', '?')}{connection_mode_text(load)}, {duration} s windows{quota_text(manifest)}"
-               f"{throttled}; "
+    context = (f"{judged}, on {load.get('route', '?')}{connection_mode_text(load)}, {duration} s windows"
+               f"{quota_text(manifest)}{open_loop_judging.throttled_text(open_loop, labels, fraction)}; "
                "each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop wrk "
                "at 100,000 connections")
     return judge_claimed_ratio(claim, open_loop, "latency_p99_s", labels, labels, FAMILY, margins, notebook, run_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from loadlab.claims import Claim, Verdict
+from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements._common import (
     MIB, both_at_allowance, cpu_pct, judge_claimed_ratio, setup_text,
 )
@@ -15,21 +16,25 @@ LABELS = ("go", "swoole")
 IO_S = 0.010
 CLAIM_LEVEL = 400
 SOURCE_SETUP = "the source: wrk -t4 -c400 -d30s on 4 cores"
-RATIO_CLAIMS = {"S4-throughput": "throughput_rps", "S4-latency": "latency_mean_ms", "S4-memory": "memory_peak_mib",
-                "S4-cpu": "server_cpu_pct"}
+RATIO_CLAIMS = {"S4-throughput": "throughput_rps", "S4-memory": "memory_peak_mib", "S4-cpu": "server_cpu_pct"}
+LATENCY_CLAIM, LATENCY_METRIC = "S4-latency", "latency_mean_ms"
+CLOSED_LOOP_MEAN = ("a closed loop's mean latency is its connections over its throughput (Little's law), so judged "
+                    "there it would be S4-throughput's verdict again")
 # Fewer expected errors than this cannot tell a 0.02% error rate from none.
 ERRORS_TO_TELL = 10
 
 
 def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
-                  notebook: str, run_id: str, missing: dict[str, str] | None = None) -> list[Verdict]:
+                  notebook: str, run_id: str, missing: dict[str, str] | None = None,
+                  open_loop: tuple[pd.DataFrame, dict, str] | None = None) -> list[Verdict]:
+    """S4's verdicts from 04's closed loop at 400 connections; S4-latency from `open_loop` (its trials, manifest
+    and run id: `latency`), and not testable without one."""
     level = CLAIM_LEVEL if CLAIM_LEVEL in set(trials["level"]) else trials["level"].max()
-    context = (f"{setup_text(manifest, level)}; mean latency is closed loop, as in the source (by Little's law it is "
-               f"connections / throughput); {SOURCE_SETUP}")
+    context = f"{setup_text(manifest, level)}; {SOURCE_SETUP}"
     if "swoole" not in set(trials["label"]):
         reason = (missing or {}).get("swoole", "no Swoole trials in this run")
         return [Verdict(claim_id, NOT_TESTABLE, f"Swoole could not be measured here: {reason}", notebook, run_id,
-                        context=context) for claim_id in (*RATIO_CLAIMS, "S4-errors")] + \
+                        context=context) for claim_id in (*RATIO_CLAIMS, LATENCY_CLAIM, "S4-errors")] + \
                [littles_law(trials, claims, level, notebook, run_id, context), stack(notebook, run_id)]
     data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
                          latency_mean_ms=1000 * trials["latency_mean_s"])
@@ -45,10 +50,36 @@ def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim]
             continue
         verdicts.append(judge_claimed_ratio(claims[claim_id], data, metric, LABELS, LABELS, FAMILY, margins, notebook,
                                             run_id, level, context))
+    if open_loop is None:
+        verdicts.append(Verdict(LATENCY_CLAIM, NOT_TESTABLE, f"no open-loop run to judge it on: {CLOSED_LOOP_MEAN}",
+                                notebook, run_id, baseline="go", candidate="swoole", context=context))
+    else:
+        verdicts.append(latency(*open_loop, claims[LATENCY_CLAIM], margins, notebook))
     verdicts.append(errors(data, claims["S4-errors"], level, notebook, run_id, context))
     verdicts.append(littles_law(data, claims, level, notebook, run_id, context))
     verdicts.append(stack(notebook, run_id))
     return verdicts
+
+
+def latency(open_trials: pd.DataFrame, manifest: dict, run_id: str, claim: Claim, margins: dict[str, float],
+            notebook: str) -> Verdict:
+    """S4-latency on an open loop at fractions of each server's capacity: the trials' mean latency (the quantity
+    S4 names) at the highest fraction below both knees (`open_loop.latency_fraction`)."""
+    present = set(open_trials["label"]) if not open_trials.empty else set()
+    if not set(LABELS) <= present:
+        return Verdict(LATENCY_CLAIM, NOT_TESTABLE, "the open loop measured " + (", ".join(sorted(present)) or "no server")
+                       + ", not both of go and swoole (a server without a closed-loop capacity gets no rate)",
+                       notebook, run_id, baseline="go", candidate="swoole")
+    fraction, judged = open_loop_judging.judged_at(open_trials, LABELS, manifest)
+    load = (manifest.get("parameters") or {}).get("load") or {}
+    duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
+    context = (f"{judged}, on {load.get('route', '?')}, at most "
+               f"{load.get('max_in_flight', '?')} requests in flight, {duration} s windows; the mean of all of a "
+               f"trial's requests, the quantity S4 names; the source's mean was a closed loop's ({CLOSED_LOOP_MEAN}); "
+               f"{SOURCE_SETUP}")
+    data = open_trials.assign(latency_mean_ms=1000 * open_trials["latency_mean_s"])
+    return judge_claimed_ratio(claim, data, LATENCY_METRIC, LABELS, LABELS, FAMILY, margins, notebook, run_id,
+                               fraction, context)
 
 
 def errors(trials: pd.DataFrame, claim: Claim, level, notebook: str, run_id: str, context: str) -> Verdict:

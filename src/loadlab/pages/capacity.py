@@ -42,3 +42,40 @@ def capacity_ranking_text(ranking: pd.DataFrame, headroom: float, setup: str,
         lines.append("- no server had enough trials with headroom to be ranked")
     return "\n".join(lines)
 
+
+
+def open_loop_ceiling_text(trials: pd.DataFrame, served_share: float = 0.99) -> str:
+    """Markdown: the highest rate the open loop offered in full with its schedule kept, and the first it did not.
+
+    A rate is held when every ok trial at it answered at least `served_share`
+    of the rate asked (2xx) and none of them was the loadgen's fault
+    (`loadgen_saturated`: it fell behind its schedule, or its core was full).
+    """
+    if trials.empty or "rate_offered_rps" not in trials:
+        return "*No open-loop trials.*"
+    rows = []
+    for rate, at in trials.groupby("rate_offered_rps", sort=True):
+        ok = at[at["status"] == "ok"]
+        behind = ok["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in ok \
+            else pd.Series(False, index=ok.index)
+        served = (ok["throughput_rps"] / rate).min() if len(ok) else math.nan
+        rows.append((float(rate), len(ok), len(at), served, int(behind.sum())))
+    held = [row for row in rows if row[1] and row[1] == row[2] and row[3] >= served_share and row[4] == 0]
+    first_not = next((row for row in rows if row not in held and (not held or row[0] > held[-1][0])), None)
+    parts = []
+    if held:
+        parts.append(f"**The open loop held {format_number(held[-1][0])} req/s**: every trial at that rate answered at "
+                     f"least {served_share:.0%} of it with the generator on schedule")
+    else:
+        parts.append("**The open loop held none of the rates asked**")
+    if first_not is not None:
+        rate, ok, total, served, behind = first_not
+        why = [f"{behind} of {ok} trials had the generator fall behind"] if behind else []
+        if math.isfinite(served) and served < served_share:
+            why.append(f"the lowest trial answered {served:.0%} of it")
+        if ok < total:
+            why.append(f"{total - ok} of {total} trials failed")
+        parts.append(f"at {format_number(rate)} req/s it did not (" + "; ".join(why or ["see the table"]) + ")")
+    else:
+        parts.append("no rate asked went past it")
+    return "; ".join(parts) + "."

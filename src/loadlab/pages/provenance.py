@@ -161,7 +161,7 @@ def _load_text(parameters: Mapping) -> str:
     basis = "the slowest server's capacity, offered to every server" if load.get("capacity_basis") == "slowest" \
         else "each server's capacity offered"
     unit = "connections" if closed else (f"of {basis}" if fractions else "req/s offered")
-    tool = "closed loop (wrk)" if closed else "open loop (vegeta)"
+    tool = "closed loop (wrk)" if closed else f"open loop ({load.get('open_loop_generator') or 'vegeta'})"
     pipeline = f", pipelined {load['pipeline_depth']} deep" if load.get("pipeline_depth", 1) > 1 else ""
     texts = [format_number(level) for level in levels or []]
     level_text = ", ".join(texts[:-1]) + " and " + texts[-1] if len(texts) > 2 else " and ".join(texts)
