@@ -37,10 +37,10 @@ from pathlib import Path
 
 import docker
 import numpy as np
-from hdrh.histogram import HdrHistogram
 
 from loadlab.harness import container
 from loadlab.loadgen import vegeta
+from loadlab.stats.latency import hdr_value_counts, percentiles_from_counts
 from loadlab.servers import loadgen_image
 
 HERE = Path(__file__).resolve().parent
@@ -79,9 +79,8 @@ def open_loop(loadgen, generator: str, url: str, rate: float, duration_s: int = 
                                     "--connections", str(connections), "--timeout", "5", "--report", "/tmp/o.json"],
                           duration_s + 30)
         report = json.loads(loadgen.exec_run(["cat", "/tmp/o.json"]).output)
-        histogram = HdrHistogram.decode(report["latency_histogram_hdr"])
         return {"ok_rps": report["ok"] / duration_s, "sent_rps": report["dispatched_rate_rps"],
-                "latencies_us": _hdr_values(histogram), "cpu_share": cpu / duration_s,
+                "latency_counts_us": hdr_value_counts(report["latency_histogram_hdr"]), "cpu_share": cpu / duration_s,
                 "self_busy": report["cpu_busy_share"], "own_delay_p99_us": report["generator_delay_us"]["p99"],
                 "late_own_share": report["late_generator"] / max(1, report["dispatched"]),
                 "late": report["late"], "unsent": report["unsent"]}
@@ -91,7 +90,8 @@ def open_loop(loadgen, generator: str, url: str, rate: float, duration_s: int = 
         results = vegeta.read_results_csv(_copy_out(loadgen, "/tmp/v/" + vegeta.RESULTS_CSV_GZ))
         ok = results[(results["status"] >= 200) & (results["status"] < 400)]
         return {"ok_rps": len(ok) / duration_s, "sent_rps": len(results) / duration_s,
-                "latencies_us": (results["latency_s"].to_numpy() * 1e6), "cpu_share": cpu / duration_s}
+                "latency_counts_us": np.unique(results["latency_s"].to_numpy() * 1e6, return_counts=True),
+                "cpu_share": cpu / duration_s}
     out, cpu = run_in(loadgen, ["oha", "-z", f"{duration_s}s", "-q", str(rate), "-c", str(connections),
                                 "--latency-correction", "--no-tui", "--output-format", "json", url], duration_s + 30)
     document = json.loads(out[out.index("{"):out.rindex("}") + 1])
@@ -113,23 +113,14 @@ def _copy_out(loadgen, path: str) -> Path:
     return target
 
 
-def _hdr_values(histogram: HdrHistogram) -> np.ndarray:
-    """Every recorded latency (µs), as the histogram's bucket values repeated by their counts."""
-    values, counts = [], []
-    for item in histogram.get_recorded_iterator():
-        values.append(item.value_iterated_to)
-        counts.append(item.count_added_in_this_iter_step)
-    return np.repeat(np.array(values, dtype=float), np.array(counts, dtype=int))
-
-
 def summary(measure: dict) -> dict:
-    """p50, p99, p99.9, max (µs) and the count above 10 ms of a window's latencies."""
-    if "latencies_us" in measure:
-        values = np.sort(measure.pop("latencies_us"))
-        rank = lambda p: float(values[min(len(values) - 1, int(np.ceil(p / 100 * len(values))) - 1)]) if len(values) else None  # noqa: E731
-        measure.update({"p50_us": rank(50), "p99_us": rank(99), "p99_9_us": rank(99.9),
-                        "max_us": float(values[-1]) if len(values) else None,
-                        "above_10ms": int((values > 10_000).sum()), "above_50ms": int((values > 50_000).sum())})
+    """p50, p99, p99.9, max (µs; loadlab's one percentile definition) and the counts above 10 and 50 ms."""
+    if "latency_counts_us" in measure:
+        values, counts = measure.pop("latency_counts_us")
+        p50, p99, p99_9 = percentiles_from_counts(values, counts, [50, 99, 99.9]) if counts.size else [None] * 3
+        measure.update({"p50_us": p50, "p99_us": p99, "p99_9_us": p99_9,
+                        "max_us": float(values[-1]) if counts.size else None,
+                        "above_10ms": int(counts[values > 10_000].sum()), "above_50ms": int(counts[values > 50_000].sum())})
     else:
         percentiles = measure.pop("latency_percentiles_us")
         measure.update({"p50_us": percentiles.get("p50"), "p99_us": percentiles.get("p99"),

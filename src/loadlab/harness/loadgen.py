@@ -157,22 +157,14 @@ def open_loop_warm_up(loadgen: LoadgenContainer, url: str, rate_rps: float, dura
     result = run_open_loop(loadgen, generator, "warmup", url, rate_rps, duration_s, timeout_s, max_workers,
                            connection_per_request)
     directory = loadgen.output_dir / "warmup"
-    if generator == openloop.NAME:
-        # Its answers per second are in its report; the report itself (a histogram, counts) is kept beside.
-        timeline = openloop.throughput_timeline(result).to_dict("records")
-        timeline = [{"second": int(row["second"]), "throughput_rps": float(row["throughput_rps"])} for row in timeline]
-        write_text_atomic(directory / "timeline.json", json.dumps(timeline, indent=1))
-        return timeline
-    timeline = warm_up_timeline(directory)
+    # openloop counts its answers per second in its report (kept beside); vegeta's come from every request.
+    frame = (openloop.throughput_timeline(result) if generator == openloop.NAME
+             else vegeta.throughput_timeline(vegeta.read_results(directory)))
+    timeline = [{"second": int(row["second"]), "throughput_rps": float(row["throughput_rps"])}
+                for row in frame.to_dict("records")]
     write_text_atomic(directory / "timeline.json", json.dumps(timeline, indent=1))
     (directory / vegeta.RESULTS_CSV_GZ).unlink(missing_ok=True)
     return timeline
-
-
-def warm_up_timeline(directory: Path) -> list[dict]:
-    """An open-loop warm-up's answers per second, from its per-request results in `directory`."""
-    timeline = vegeta.throughput_timeline(vegeta.read_results(directory)).to_dict("records")
-    return [{"second": int(row["second"]), "throughput_rps": float(row["throughput_rps"])} for row in timeline]
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION
-from loadlab.stats.latency import SUMMARY_PERCENTILES, hdr_percentiles_s, percentile_column
+from loadlab.stats.latency import summary_columns
 
 NAME = "openloop"
 REPORT_NAME = "openloop.json"
@@ -138,8 +138,7 @@ def trial_columns(report: OpenLoopReport) -> dict:
         "loadgen_behind": report.behind_detail(),
     }
     if row["latency_histogram_hdr"] is not None:
-        seconds = hdr_percentiles_s(encoded, SUMMARY_PERCENTILES, value_unit_s=HISTOGRAM_UNIT_S)
-        row.update({percentile_column(p): value for p, value in zip(SUMMARY_PERCENTILES, seconds)})
+        row.update(summary_columns(encoded, value_unit_s=HISTOGRAM_UNIT_S))
     return row
 
 

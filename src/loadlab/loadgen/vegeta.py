@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-from loadlab.stats.latency import SUMMARY_PERCENTILES, HdrSource, hdr_percentiles_s, percentile_column
+from loadlab.stats.latency import HdrSource, summary_columns
 
 RESULTS_BIN = "vegeta.bin"
 RESULTS_CSV_GZ = "vegeta.csv.gz"
@@ -130,8 +130,7 @@ def latency_histogram(latencies_s: np.ndarray) -> HdrHistogram:
 
 def latency_summary_columns(histogram: HdrSource) -> dict[str, float]:
     """A trial row's latency_p50_s ... latency_p99_99_s from its histogram (object or encoded string)."""
-    seconds = hdr_percentiles_s(histogram, SUMMARY_PERCENTILES, value_unit_s=HISTOGRAM_UNIT_S)
-    return {percentile_column(p): value for p, value in zip(SUMMARY_PERCENTILES, seconds)}
+    return summary_columns(histogram, value_unit_s=HISTOGRAM_UNIT_S)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from loadlab.judgements import evidence as evidence_policy
+
 from .numbers import format_number
 
 
@@ -43,7 +45,6 @@ def capacity_ranking_text(ranking: pd.DataFrame, headroom: float, setup: str,
     return "\n".join(lines)
 
 
-
 def open_loop_ceiling_text(trials: pd.DataFrame, served_share: float = 0.99) -> str:
     """Markdown: the highest rate the open loop offered in full with its schedule kept, and the first it did not.
 
@@ -56,10 +57,9 @@ def open_loop_ceiling_text(trials: pd.DataFrame, served_share: float = 0.99) -> 
     rows = []
     for rate, at in trials.groupby("rate_offered_rps", sort=True):
         ok = at[at["status"] == "ok"]
-        behind = ok["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in ok \
-            else pd.Series(False, index=ok.index)
         served = (ok["throughput_rps"] / rate).min() if len(ok) else math.nan
-        rows.append((float(rate), len(ok), len(at), served, int(behind.sum())))
+        # ok trials that are no evidence: the generator fell behind, or its core was full
+        rows.append((float(rate), len(ok), len(at), served, len(ok) - len(evidence_policy.evidence_rows(ok))))
     held = [row for row in rows if row[1] and row[1] == row[2] and row[3] >= served_share and row[4] == 0]
     first_not = next((row for row in rows if row not in held and (not held or row[0] > held[-1][0])), None)
     parts = []

@@ -229,3 +229,9 @@ def hdr_percentiles_s(histogram: HdrSource, percentiles: Iterable[float], *, val
     if not counts.size:
         return [math.nan] * len(percentiles)
     return [float(v) * value_unit_s for v in percentiles_from_counts(values, counts, percentiles)]
+
+
+def summary_columns(histogram: HdrSource, *, value_unit_s: float) -> dict[str, float]:
+    """A trial row's latency_p50_s ... latency_p99_99_s (SUMMARY_PERCENTILES) from one HdrHistogram."""
+    seconds = hdr_percentiles_s(histogram, SUMMARY_PERCENTILES, value_unit_s=value_unit_s)
+    return {percentile_column(p): value for p, value in zip(SUMMARY_PERCENTILES, seconds)}

@@ -148,7 +148,6 @@ struct Engine<'a> {
     schedule: Schedule,
     /// A connection came free while handling events: the waiting requests go out before the next event.
     slot_freed: bool,
-    closes_forced: u64,
     /// Due requests waiting for a free connection (their intended times, in order).
     waiting: std::collections::VecDeque<u64>,
     out: Outcome,
@@ -182,7 +181,6 @@ pub fn run(config: &Config) -> io::Result<Outcome> {
         schedule: Schedule::new(config.arrivals, config.rate_rps, config.seed),
         waiting: std::collections::VecDeque::new(),
         slot_freed: false,
-        closes_forced: 0,
         out: Outcome {
             scheduled: 0, dispatched: 0, answered: 0, ok: 0, unsent: 0, late: 0, late_generator: 0, retried: 0,
             status_codes: BTreeMap::new(), errors: BTreeMap::new(), error_samples: Vec::new(),
@@ -285,7 +283,6 @@ impl Engine<'_> {
             }
         }
         self.expire(u64::MAX, "timeout");
-        self.out.closes_forced = self.closes_forced;
         Ok(())
     }
 
@@ -319,14 +316,7 @@ impl Engine<'_> {
 
     /// Hand every due request to a free connection, in order; those left wait for one.
     fn dispatch(&mut self, now: u64) {
-        while self.start_ns + self.schedule.peek_ns() <= now {
-            let (_, offset_ns) = self.schedule.take();
-            let intended = self.start_ns + offset_ns;
-            let second = self.second_of(intended);
-            self.out.seconds[second].scheduled += 1;
-            self.out.scheduled += 1;
-            self.waiting.push_back(intended);
-        }
+        self.enqueue_due_before(now + 1);
         while let Some(&intended) = self.waiting.front() {
             let slot = if let Some(slot) = self.idle.pop() {
                 slot
@@ -456,7 +446,9 @@ impl Engine<'_> {
             match self.connections[slot].phase {
                 Phase::Reading | Phase::Writing => self.read(slot),
                 Phase::Idle => self.read_idle(slot),
-                Phase::Closing => self.read_closing(slot),
+                Phase::Closing => {
+                    self.read_closing(slot);
+                }
                 _ => {}
             }
         }
@@ -487,28 +479,24 @@ impl Engine<'_> {
     }
 
     /// A connection the server is closing: closed here once its FIN (end of file) has come.
-    fn read_closing(&mut self, slot: usize) {
+    /// Returns whether it closed (false: nothing has come yet, and EPOLLRDHUP will bring it).
+    fn read_closing(&mut self, slot: usize) -> bool {
         let fd = self.connections[slot].fd;
         let got = unsafe { libc::recv(fd, self.buffer.as_mut_ptr() as *mut libc::c_void, self.buffer.len(), 0) };
         if got < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock {
-            return; // the FIN is still on its way: EPOLLRDHUP brings it
+            return false;
         }
         self.close(slot, clock_ns());
         self.closed.push(slot);
         self.slot_freed = true;
+        true
     }
 
     /// An idle kept-alive connection became readable: the server closed it (or sent what nobody asked for).
     fn read_idle(&mut self, slot: usize) {
-        let fd = self.connections[slot].fd;
-        let got = unsafe { libc::recv(fd, self.buffer.as_mut_ptr() as *mut libc::c_void, self.buffer.len(), 0) };
-        if got < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock {
-            return;
+        if self.read_closing(slot) {
+            self.idle.retain(|&s| s != slot);
         }
-        self.idle.retain(|&s| s != slot);
-        self.close(slot, clock_ns());
-        self.closed.push(slot);
-        self.slot_freed = true;
     }
 
     fn complete(&mut self, slot: usize, status: u16, close: bool) {
@@ -587,23 +575,27 @@ impl Engine<'_> {
                 // Answered; the server never closed as it said it would: the request counted, the socket goes.
                 self.close(slot, clock_ns());
                 self.closed.push(slot);
-                self.closes_forced += 1;
+                self.out.closes_forced += 1;
             }
+        }
+    }
+
+    /// Take every request of the schedule due before `before_ns` (monotonic) into the queue, counted as scheduled.
+    fn enqueue_due_before(&mut self, before_ns: u64) {
+        while self.start_ns + self.schedule.peek_ns() < before_ns {
+            let intended = self.start_ns + self.schedule.take();
+            let second = self.second_of(intended);
+            self.out.seconds[second].scheduled += 1;
+            self.out.scheduled += 1;
+            self.waiting.push_back(intended);
         }
     }
 
     /// Requests due before the window's end that never left: counted, as errors of their own kind.
     fn count_unsent(&mut self, end_ns: u64) {
-        while self.start_ns + self.schedule.peek_ns() < end_ns {
-            let (_, offset) = self.schedule.take();
-            self.waiting.push_back(self.start_ns + offset);
-            self.out.scheduled += 1;
-            let second = self.second_of(self.start_ns + offset);
-            self.out.seconds[second].scheduled += 1;
-        }
-        for intended in self.waiting.drain(..) {
-            let second = ((intended - self.start_ns) / NS_PER_S) as usize;
-            let second = second.min(self.out.seconds.len() - 1);
+        self.enqueue_due_before(end_ns);
+        while let Some(intended) = self.waiting.pop_front() {
+            let second = self.second_of(intended);
             self.out.seconds[second].errors += 1;
             self.out.unsent += 1;
         }

@@ -33,9 +33,9 @@ impl Schedule {
         self.next_ns as u64
     }
 
-    /// Takes the next request: (its index, its intended time in ns from the start).
-    pub fn take(&mut self) -> (u64, u64) {
-        let taken = (self.next_index, self.next_ns as u64);
+    /// Takes the next request: its intended time in ns from the start.
+    pub fn take(&mut self) -> u64 {
+        let taken = self.next_ns as u64;
         self.next_index += 1;
         self.next_ns = match self.arrivals {
             // k * period, not a running sum: no drift over millions of requests.
@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn constant_arrivals_are_evenly_spaced_without_drift() {
         let mut schedule = Schedule::new(Arrivals::Constant, 3.0, 1);
-        let times: Vec<u64> = (0..4).map(|_| schedule.take().1).collect();
+        let times: Vec<u64> = (0..4).map(|_| schedule.take()).collect();
         assert_eq!(times, vec![0, 333_333_333, 666_666_666, 1_000_000_000]);
         let mut fast = Schedule::new(Arrivals::Constant, 100_000.0, 1);
         for _ in 0..6_000_000 {
@@ -87,7 +87,7 @@ mod tests {
         let mut previous = 0u64;
         let mut gaps = Vec::new();
         for _ in 0..200_000 {
-            let (_, at) = schedule.take();
+            let at = schedule.take();
             gaps.push((at - previous) as f64);
             previous = at;
         }
