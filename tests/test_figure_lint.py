@@ -23,7 +23,6 @@ from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from loadlab import analysis, claims, pages, plans, plots, study  # noqa: E402
-from loadlab.analysis import MIB  # noqa: E402
 
 LINTED_FIGURES: list[str] = []  # names of the figures checked, for the terminal summary (conftest)
 
@@ -116,7 +115,7 @@ def _ceiling():
 
 def _overhead(metric):
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
+    trials = analysis.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
     return plots.throughput_figure(trials, y_column=metric, group_column="label", title=f"01: {metric}")
 
 
@@ -173,8 +172,7 @@ def _latency_knee():
 
 def _json_api_forest():
     s = _run(plans.json_api("quick"))
-    trials = s.trials.assign(server_cpu_pct=100 * s.trials["server_cpu_seconds"] / s.trials["duration_s"],
-                             memory_peak_mib=s.trials["memory_peak_bytes"] / MIB)  # fmt: skip
+    trials = s.trials  # server_cpu_pct and memory_peak_mib: derived on load (loadlab.metrics)
     level = trials["level"].max()
     comparison = analysis.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
     from loadlab.judgements.margins import margins_from_aa
@@ -270,7 +268,7 @@ def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend
 
 def test_one_level_is_a_category_axis_and_memory_is_in_mib():
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
+    trials = analysis.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
     top = trials[trials["level"] == 1000]  # the reference run may sweep several levels: keep one
     figure = plots.throughput_figure(top, y_column="memory_peak_mib", group_column="label", title="01: one level")
     axes = figure.axes[0]

@@ -4,8 +4,7 @@ and under a connection per request the share held is the server's speed, not a l
 import pandas as pd
 
 from loadlab.judgements import s1
-
-MIB = 1024**2
+from loadlab.units import MIB
 
 
 def _trials(mode: str) -> pd.DataFrame:

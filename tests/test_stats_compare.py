@@ -11,7 +11,6 @@ import pytest
 from loadlab.stats import (
     NOT_SIGNIFICANT,
     compare_conditions,
-    format_quantity,
     holm_adjust,
     holm_adjust_table,
     mann_whitney,
@@ -114,10 +113,3 @@ def test_unknown_columns_and_conditions_are_named(data):
         compare_conditions(data, [("go-nethttp", "php-swoole")], "throughput_rps")
 
 
-@pytest.mark.parametrize(
-    ("value", "unit", "text"),
-    [(0.0123, "s", "12.3 ms"), (182e6, "B", "182 MB"), (72_150.0, "req/s", "72.2 kreq/s"), (12.0, "", "12"),
-     (4.2e-5, "s", "42 µs"), (float("nan"), "s", "n/a")],
-)  # fmt: skip
-def test_quantities_are_formatted_with_prefixes(value, unit, text):
-    assert format_quantity(value, unit) == text

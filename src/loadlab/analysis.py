@@ -19,8 +19,7 @@ import pandas as pd
 from loadlab import stats
 from loadlab.loadgen import vegeta
 from loadlab.stats.compare import COMPARISON_COLUMNS
-
-MIB = 1024**2
+from loadlab.units import MIB  # noqa: F401  (re-exported: the notebooks import analysis.MIB, until they read loadlab.units)
 
 
 def condition_summary(trials: pd.DataFrame, metrics: Sequence[str], by: Sequence[str] = ("label", "level")) -> pd.DataFrame:

@@ -8,6 +8,7 @@ import json
 import sys
 
 from loadlab.errors import LoadlabError
+from loadlab.units import MIB
 
 
 def _settings(pairs: list[str]) -> dict[str, str]:
@@ -106,7 +107,7 @@ def _trial_config(args):
         load_mode="open" if args.rate else "closed", connections=args.connections, rate_rps=args.rate,
         duration_s=args.duration, warmup_s=args.warmup, loadgen_threads=args.threads,
         pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
-        memory_limit_bytes=args.memory_limit_mib * 1024**2, cpu_quota=args.cpu_quota, cpu_period_ms=args.cpu_period_ms,
+        memory_limit_bytes=args.memory_limit_mib * MIB, cpu_quota=args.cpu_quota, cpu_period_ms=args.cpu_period_ms,
         max_in_flight=args.max_in_flight, open_loop_generator=args.open_loop_generator,
         connection_mode=args.connection_mode,
         verify=not args.no_verify,

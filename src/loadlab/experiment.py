@@ -37,6 +37,7 @@ from loadlab import schemas
 from loadlab.config import TrialConfig, interleave
 from loadlab.errors import ParameterError
 from loadlab.servers import recorder_settings
+from loadlab.units import MIB
 
 
 class _KnownFields:
@@ -264,7 +265,7 @@ class Experiment(_KnownFields):
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
             max_in_flight=self.load.max_in_flight, open_loop_generator=self.load.open_loop_generator,
             connection_mode=self.load.connection_mode, server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
-            memory_limit_bytes=placement.memory_limit_mib * 1024**2,
+            memory_limit_bytes=placement.memory_limit_mib * MIB,
             cpu_quota=entry.cpu_quota if entry.cpu_quota is not None else placement.cpu_quota,
             cpu_period_ms=placement.cpu_period_ms,
             verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=profilers, target_host=placement.target_host,

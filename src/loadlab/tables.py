@@ -6,7 +6,8 @@ Tables (data/processed/<experiment>/<run-id>/<table>.parquet):
   with condition, label, level and block from the manifest. The outcome rule
   (loadlab.outcome) is applied here too, so a trial recorded "ok" before the
   rule existed that did no work is `failed` / `stalled` in the table;
-  `status_recorded` keeps what the raw trial said.
+  `status_recorded` keeps what the raw trial said. `load_run` adds the derived
+  metrics (loadlab.metrics: `server_cpu_pct`, `memory_peak_mib`, ...) on load.
 - latency: the percentile spectrum per ok trial (trial, percentile, latency_s).
   Closed loop: wrk's dense spectrum; open loop: from the HdrHistogram of
   every request's latency, on the same grid. Open-loop percentiles here and
@@ -45,7 +46,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import outcome, paths, profile_tables
+from loadlab import metrics, outcome, paths, profile_tables
 from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
@@ -328,11 +329,40 @@ def _tables_version(out: Path) -> int | None:
         return None
 
 
+def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
+    """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
+    parameters = manifest.get("parameters") or {}
+    placement = parameters.get("placement") or {}
+    for entry in parameters.get("servers") or []:
+        if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
+            return float(entry["cpu_quota"])
+    quota = placement.get("cpu_quota")
+    if quota:
+        return float(quota)
+    cpus = str(placement.get("server_cpus") or "1")
+    count = 0
+    for part in cpus.split(","):
+        low, _, high = part.partition("-")
+        count += int(high) - int(low) + 1 if high else 1
+    return float(count)
+
+
+def with_metrics(trials: pd.DataFrame, manifest: dict) -> pd.DataFrame:
+    """`trials` with the cores each trial's server was given (`cpu_allowance_cores`, from the manifest) and every
+    metric derivable from its columns (`loadlab.metrics.with_derived`); a column already there is kept."""
+    if "label" in trials and "cpu_allowance_cores" not in trials:
+        cores = {label: cpu_allowance_cores(manifest, label) for label in trials["label"].unique()}
+        trials = trials.assign(cpu_allowance_cores=trials["label"].map(cores))
+    return metrics.with_derived(trials)
+
+
 def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Path = paths.PROCESSED_DIR) -> dict:
     """A run's tables for a notebook: {'trials', 'latency', 'timeseries', 'throughput_timeline', 'manifest'}.
 
     `run` is a run id or a raw run folder. Tables are (re)built from raw when
-    missing or older than the raw manifest.
+    missing or older than the raw manifest. The trials carry what was recorded
+    and, derived on load, every metric of `loadlab.metrics` whose inputs they
+    have (`with_metrics`): the parquet files hold the recorded columns only.
     """
     from loadlab.rundir import find_run
 
@@ -343,4 +373,5 @@ def load_run(run: str | Path, raw_dir: Path = paths.RAW_DIR, processed_root: Pat
         (out / f"{t}.parquet").exists() and (out / f"{t}.parquet").stat().st_mtime >= manifest_time for t in TABLES)
     tables = {t: pd.read_parquet(out / f"{t}.parquet") for t in TABLES} if fresh else process_run(run_dir, processed_root)
     tables["manifest"] = RunDirectory(run_dir).read_manifest()
+    tables["trials"] = with_metrics(tables["trials"], tables["manifest"])
     return tables

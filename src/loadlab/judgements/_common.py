@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from loadlab import metrics
 from loadlab.claims import Claim, Verdict, claimed_ratio, ratio_verdict
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import Family, judge_ratio
+from loadlab.tables import cpu_allowance_cores, with_metrics  # noqa: F401  (the judgement modules import them here)
 
-MIB = 1024**2
 # A closed loop keeps a pinned server busy: at or above this share of its CPU
 # allowance, CPU share measures the load, not the runtime.
 CPU_SATURATION_SHARE = 0.95
@@ -42,24 +43,6 @@ def margin_source(margins) -> str | None:
     """Where a verdict's noise margins came from (`margins.NoiseMargins.source_text`), or None for a plain dict."""
     source = getattr(margins, "source_text", None)
     return source() if source else None
-
-
-def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
-    """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
-    parameters = manifest.get("parameters") or {}
-    placement = parameters.get("placement") or {}
-    for entry in parameters.get("servers") or []:
-        if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
-            return float(entry["cpu_quota"])
-    quota = placement.get("cpu_quota")
-    if quota:
-        return float(quota)
-    cpus = str(placement.get("server_cpus") or "1")
-    count = 0
-    for part in cpus.split(","):
-        low, _, high = part.partition("-")
-        count += int(high) - int(low) + 1 if high else 1
-    return float(count)
 
 
 def quota_text(manifest: dict) -> str:
@@ -111,15 +94,12 @@ def setup_text(manifest: dict, level=None) -> str:
             f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 
 
-def cpu_pct(trials: pd.DataFrame, column: str = "server_cpu_seconds") -> pd.Series:
-    """CPU share of one core over the window, in per cent."""
-    return 100 * trials[column] / trials["duration_s"]
-
-
-def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str) -> pd.Series:
-    """CPU share of what each trial's server was given (its quota or its cores), in per cent."""
-    allowance = trials["label"].map(lambda label: cpu_allowance_cores(manifest, label))
-    return 100 * trials[column] / (trials["duration_s"] * allowance)
+def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str = "server_cpu_seconds") -> pd.Series:
+    """CPU share of what each trial's server was given (its quota or its cores), in per cent: `loadlab.metrics`'
+    `server_cpu_pct_of_allowance` (or `server_cpu_user_pct_of_allowance` for the user-mode `column`)."""
+    name = {"server_cpu_seconds": "server_cpu_pct_of_allowance",
+            "server_cpu_user_seconds": "server_cpu_user_pct_of_allowance"}[column]
+    return metrics.derive(name, with_metrics(trials, manifest))
 
 
 def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: dict) -> dict[str, float] | None:

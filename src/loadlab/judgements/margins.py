@@ -29,7 +29,7 @@ record print it) and left out, and s is taken again on the rest.
 
 A ratio is unit-free, so a metric shown in MiB or ms gets the margin of the
 same quantity recorded in bytes or seconds; derived metrics (CPU share, CPU
-per request) are computed as the notebooks compute them. A metric the A/A run
+per request) are `loadlab.metrics`' columns, as every table has them. A metric the A/A run
 cannot speak for (GC pauses, microbenchmark counts) gets no margin, and the
 rule then has no "within noise" verdict for it.
 """
@@ -44,7 +44,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from loadlab import hostfacts, paths, rundir, tables
+from loadlab import hostfacts, metrics, paths, rundir, tables
 from loadlab.judgements import evidence as evidence_policy
 
 AA_EXPERIMENT_PREFIX = "00-aa-noise-"
@@ -53,15 +53,6 @@ PAIR_COVERAGE = 0.95
 # For normal data the median of |x_i - x_j| is 0.954 sigma: sigma = 1.0483 x that median (Shamos).
 SHAMOS_TO_SD = 1.0483
 DISTURBED_SPREADS = 3.5
-# Metrics the notebooks compute from recorded columns, computed the same way here.
-DERIVED_METRICS = {
-    "server_cpu_pct": lambda trials: 100 * trials["server_cpu_seconds"] / trials["duration_s"],
-    # The A/A run has no quota: its allowance is the one pinned core.
-    "server_cpu_user_pct_of_allowance": lambda trials: 100 * trials["server_cpu_user_seconds"] / trials["duration_s"],
-    "cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
-    "server_cpu_us_per_request": lambda trials: 1e6 * trials["server_cpu_seconds"] / trials["requests"],
-    "process_rss_mib": lambda trials: trials["process_rss_mean_bytes"] / 2**20,
-}
 # The metrics the verdicts are judged on that an A/A run records (notebook 00 shows each one's margin).
 AA_METRICS = ("throughput_rps", "memory_peak_mib", "process_rss_mib", "latency_p99_s", "server_cpu_pct",
               "server_cpu_user_pct_of_allowance", "cpu_us_per_request", "tasks_peak")
@@ -148,23 +139,25 @@ def _recorded_column(metric: str, columns: Iterable[str]) -> str | None:
     return None
 
 
-def margins_from_aa(aa_trials: pd.DataFrame, metrics: Iterable[str], aa_run_id: str | None = None) -> NoiseMargins:
+def margins_from_aa(aa_trials: pd.DataFrame, names: Iterable[str], aa_run_id: str | None = None) -> NoiseMargins:
     """The margin of every metric the A/A trials recorded (module docstring)."""
     evidence = evidence_policy.evidence_rows(aa_trials)  # the verdicts' own policy: ok, loadgen not saturated
+    if "cpu_allowance_cores" not in evidence:
+        # The A/A run has no quota: its allowance is the one pinned core (a constant: the spread does not see it).
+        evidence = evidence.assign(cpu_allowance_cores=1.0)
+    # A metric is taken as recorded where the trials recorded its quantity (in bytes for MiB, in seconds for ms),
+    # else as `loadlab.metrics` derives it; an A/A run recorded before an input existed has no margin for it.
+    recorded = [c for c in evidence.columns if not (c in metrics.REGISTRY and metrics.REGISTRY[c].derived)]
+    evidence = metrics.with_derived(evidence)
     margins, disturbed, spreads = {}, {}, {}
-    for metric in dict.fromkeys(metrics):
+    for metric in dict.fromkeys(names):
         if not isinstance(metric, str):
             continue
-        if metric in DERIVED_METRICS:
-            try:
-                frame, column = evidence.assign(**{metric: DERIVED_METRICS[metric](evidence)}), metric
-            except KeyError:  # an A/A run recorded before the column existed: no margin for it
-                continue
-        else:
-            frame, column = evidence, _recorded_column(metric, evidence.columns)
+        name = metrics.canonical(metric)
+        column = _recorded_column(name, recorded) or (name if name in evidence else None)
         if column is None:
             continue
-        spread, named = instance_spread(frame, column)
+        spread, named = instance_spread(evidence, column)
         if math.isfinite(spread):
             margins[metric], disturbed[metric], spreads[metric] = margin_from_spread(spread), named, spread
     return NoiseMargins(margins, aa_run_id=aa_run_id, disturbed=disturbed, spreads=spreads)

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from loadlab import profiles, stats
+from loadlab import metrics, profiles, stats, units
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements import open_loop as open_loop_judging
-from loadlab.judgements._common import MIB, cpu_pct, cpu_pct_of_allowance, judge_claimed_ratio
+from loadlab.judgements._common import cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
 
@@ -152,7 +152,7 @@ def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Cla
     level = trials["level"].max()
     context = (f"{setup_text(manifest, level)}; the source: 100,000 short-lived requests with a 200-byte answer, "
                "wrk -t4 -c100000, 4 cores")
-    data = with_memory_columns(trials).assign(server_cpu_pct=cpu_pct(trials))
+    data = metrics.with_derived(with_memory_columns(trials))  # server_cpu_pct
     low_level = trials["level"].min()
     memory_base, memory_name = memory_quantity(data)
     memory_metric, memory_data = memory_base, data
@@ -220,11 +220,10 @@ def with_memory_columns(trials: pd.DataFrame) -> pd.DataFrame:
     """`trials` with S1's memory figures in MiB: `process_rss_mib` (mean VmRSS over the window), `rss_shared_mib`
     (its RssShmem part), `cgroup_memory_mib` (the cgroup's mean memory in use) and `memory_peak_mib`; NaN where a
     run did not record one."""
-    def mib(column: str) -> pd.Series:
-        return (pd.to_numeric(trials[column], errors="coerce") / MIB if column in trials
-                else pd.Series(np.nan, index=trials.index))
-    return trials.assign(process_rss_mib=mib("process_rss_mean_bytes"), rss_shared_mib=mib("process_rss_shmem_mean_bytes"),
-                         cgroup_memory_mib=mib("memory_mean_bytes"), memory_peak_mib=mib("memory_peak_bytes"))
+    data = metrics.with_derived(trials)
+    unrecorded = {name: np.nan for name in ("process_rss_mib", "rss_shared_mib", "cgroup_memory_mib", "memory_peak_mib")
+                  if name not in data}
+    return data.assign(**unrecorded) if unrecorded else data
 
 
 def per_connection_columns(trials: pd.DataFrame, low_level, high_level) -> pd.DataFrame:
@@ -265,7 +264,7 @@ def memory_beside_text(trials: pd.DataFrame, labels, low_level, high_level) -> s
     evidence = evidence_policy.evidence_rows(trials.assign(cgroup_per_connection_kib=per))
     top = evidence[evidence["level"] == high_level]
     cgroup = top.groupby("label")["cgroup_per_connection_kib"].median()
-    shmem = (top.groupby("label")["process_rss_shmem_mean_bytes"].median() / MIB)
+    shmem = units.bytes_to_mib(top.groupby("label")["process_rss_shmem_mean_bytes"].median())
     parts = [f"{label} {cgroup[label]:,.1f} KiB" for label in labels if label in cgroup and np.isfinite(cgroup[label])]
     shared = [f"{label} {shmem[label]:,.0f} MiB" for label in labels if label in shmem and np.isfinite(shmem[label])]
     text = "; the cgroup's memory in use per extra connection beside it: " + ", ".join(parts) if parts else ""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from loadlab import metrics, units
 from loadlab.claims import Claim, Verdict, ratio_verdict
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, judge_claimed_ratio, margin_source, setup_text
+from loadlab.judgements._common import judge_claimed_ratio, margin_source, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family, judge_ratio
 
 FAMILY = Family("S2", 4)
@@ -43,7 +44,7 @@ def with_gc_mark(trials: pd.DataFrame, gc_cycles: pd.DataFrame) -> pd.DataFrame:
     mark_cpu_s = window["cpu_mark_assist_s"] + window["cpu_mark_background_s"] + window["cpu_mark_idle_s"]
     by_trial = window.assign(mark_cpu_s=mark_cpu_s).groupby("trial")
     return trials.assign(
-        marked_heap_mib=trials["trial"].map(by_trial["heap_live_bytes"].mean() / MIB),
+        marked_heap_mib=trials["trial"].map(units.bytes_to_mib(by_trial["heap_live_bytes"].mean())),
         mark_cpu_ms_per_cycle=trials["trial"].map(1000 * by_trial["mark_cpu_s"].mean()),
         gc_cycles_in_window=trials["trial"].map(by_trial.size()).fillna(0).astype(int),
     )
@@ -116,7 +117,7 @@ def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], 
     """
     level = trials["level"].max()
     context = f"{setup_text(manifest, level)}; {SOURCE_SETUP}"
-    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB)
+    data = metrics.with_derived(trials)  # memory_peak_mib
     verdicts = [
         judge_claimed_ratio(claims[claim_id], data, metric, LABELS, KEYS, FAMILY, margins, notebook, run_id, level, context)
         for claim_id, metric in (("S2-throughput", "throughput_rps"), ("S2-rss", "memory_peak_mib"),

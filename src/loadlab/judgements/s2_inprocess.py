@@ -16,7 +16,8 @@ import pandas as pd
 
 from loadlab.claims import Claim, Verdict, ratio_verdict
 from loadlab.judgements import evidence as evidence_policy
-from loadlab.judgements._common import MIB, judge_claimed_ratio, margin_source
+from loadlab.judgements._common import judge_claimed_ratio, margin_source
+from loadlab.units import MIB
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_REPRODUCED, judge_ratio
 from loadlab.judgements.s2 import FAMILY, GC_MARK_CLAIMED_RATIO, KEYS, POOL_WORKERS, SOURCE_SECONDS_TO_OOM
 

@@ -6,7 +6,7 @@ import pandas as pd
 
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements._common import (
-    MIB, both_at_allowance, cpu_allowance_cores, cpu_pct, judge_claimed_ratio, setup_text,
+    both_at_allowance, cpu_allowance_cores, judge_claimed_ratio, setup_text, with_metrics,
 )
 from loadlab.judgements.rule import CONTRADICTED, DIRECTION_ONLY, HOLDS, INCONCLUSIVE, NO_DIFFERENCE, NOT_TESTABLE, Family
 
@@ -21,8 +21,7 @@ def json_api(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], mar
     """S3-throughput, S3-cpu, S3-memory at the run's top level, and S3-headline from the three."""
     level = trials["level"].max()
     context = f"{setup_text(manifest, level)}; {SOURCE_SETUP}"
-    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
-                         cpu_us_per_request=1e6 * trials["server_cpu_seconds"] / trials["requests"])
+    data = with_metrics(trials, manifest)  # memory_peak_mib, server_cpu_pct, cpu_us_per_request (loadlab.metrics)
     verdicts = [judge_claimed_ratio(claims["S3-throughput"], data, "throughput_rps", LABELS, LABELS, FAMILY, margins,
                                     notebook, run_id, level, context)]
     allowance = cpu_allowance_cores(manifest, LABELS[0])

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from loadlab import metrics
 from loadlab.claims import Claim, Verdict
 from loadlab.judgements import open_loop as open_loop_judging
-from loadlab.judgements._common import (
-    MIB, both_at_allowance, cpu_pct, judge_claimed_ratio, setup_text,
-)
+from loadlab.judgements._common import both_at_allowance, judge_claimed_ratio, setup_text, with_metrics
 from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
 
 FAMILY = Family("S4", 4)
@@ -36,8 +35,7 @@ def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim]
         return [Verdict(claim_id, NOT_TESTABLE, f"Swoole could not be measured here: {reason}", notebook, run_id,
                         context=context) for claim_id in (*RATIO_CLAIMS, LATENCY_CLAIM, "S4-errors")] + \
                [littles_law(trials, claims, level, notebook, run_id, context), stack(notebook, run_id)]
-    data = trials.assign(memory_peak_mib=trials["memory_peak_bytes"] / MIB, server_cpu_pct=cpu_pct(trials),
-                         latency_mean_ms=1000 * trials["latency_mean_s"])
+    data = with_metrics(trials, manifest)  # memory_peak_mib, server_cpu_pct, latency_mean_ms (loadlab.metrics)
     verdicts = []
     for claim_id, metric in RATIO_CLAIMS.items():
         saturated = both_at_allowance(data, LABELS, level, manifest) if metric == "server_cpu_pct" else None
@@ -77,7 +75,7 @@ def latency(open_trials: pd.DataFrame, manifest: dict, run_id: str, claim: Claim
                f"{load.get('max_in_flight', '?')} requests in flight, {duration} s windows; the mean of all of a "
                f"trial's requests, the quantity S4 names; the source's mean was a closed loop's ({CLOSED_LOOP_MEAN}); "
                f"{SOURCE_SETUP}")
-    data = open_trials.assign(latency_mean_ms=1000 * open_trials["latency_mean_s"])
+    data = metrics.with_derived(open_trials)  # latency_mean_ms
     return judge_claimed_ratio(claim, data, LATENCY_METRIC, LABELS, LABELS, FAMILY, margins, notebook, run_id,
                                fraction, context)
 

@@ -7,7 +7,8 @@ import dataclasses
 import pandas as pd
 
 from loadlab.claims import Claim, Verdict
-from loadlab.judgements._common import MIB, judge_claimed_ratio
+from loadlab.judgements._common import judge_claimed_ratio
+from loadlab.units import MIB
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, Family
 
 FAMILY = Family("S5", 2)

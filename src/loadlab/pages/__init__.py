@@ -18,7 +18,7 @@ from .capacity import capacity_ranking_text, open_loop_ceiling_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
 from .noise import detectable_effect_text, isolation_reading, noise_band_columns, sitting_note, verdict_forest_rows
 from .overload import overload_reading
-from .numbers import format_mapping, format_number, format_quantity, use_report_display_options
+from .numbers import format_mapping, format_number, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 from .replication import replication_rows, replication_text
 
@@ -34,7 +34,6 @@ __all__ = [
     "claim_table_html",
     "format_mapping",
     "format_number",
-    "format_quantity",
     "noise_band_columns",
     "overload_reading",
     "sitting_note",

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import paths, rundir
+from loadlab import metrics, paths, rundir
 from loadlab.rundir import run_profile
 from loadlab.claims import Claim
 from loadlab.errors import LoadlabError
+from loadlab.units import format_quantity, format_ratio, format_ratio_interval, strip_unit
 
-from .numbers import format_mapping, format_quantity, strip_unit, unit_of
+from .numbers import NO_EVIDENCE, format_mapping
 
 CLAIM_TABLE_STYLE = (
     # A page is read in a window, not scrolled sideways: long commands and run ids wrap inside their cells.
@@ -63,10 +64,11 @@ def measured_text(verdict, claim: Claim | None = None) -> str:
         return ""
     if "baseline_median" in measured and "candidate_median" in measured:
         metric = str(measured.get("metric", ""))
-        unit = unit_of(metric)
+        unit = metrics.unit(metric)
         baseline, candidate = _field(verdict, "baseline") or "baseline", _field(verdict, "candidate") or "candidate"
-        return (f"{strip_unit(metric)}: {baseline} {format_quantity(measured['baseline_median'], unit)}, "
-                f"{candidate} {format_quantity(measured['candidate_median'], unit)} (medians)")  # fmt: skip
+        medians = (format_quantity(measured[side], unit, missing=NO_EVIDENCE)
+                   for side in ("baseline_median", "candidate_median"))
+        return f"{strip_unit(metric)}: {baseline} {next(medians)}, {candidate} {next(medians)} (medians)"
     # Keys that name the claim's own series (go, swoole) carry the claim's unit.
     claim_keys = set(claim.values) if claim is not None else set()
     unit = claim.unit if claim is not None and claim_keys & set(map(str, measured)) else ""
@@ -75,8 +77,6 @@ def measured_text(verdict, claim: Claim | None = None) -> str:
 
 def ratio_text(verdict) -> str:
     """"measured ×1.09 [1.07, 1.15], claimed ×0.892", or "" for a verdict that is not a ratio."""
-    from loadlab.plots.forest import format_ratio, format_ratio_interval
-
     ratio, low, high = (_field(verdict, name) for name in ("measured_ratio", "ratio_ci_low", "ratio_ci_high"))
     parts = []
     if _finite(ratio):

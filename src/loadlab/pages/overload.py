@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from loadlab.analysis import MIB
+from loadlab.units import MIB
 
 from .numbers import format_number
 

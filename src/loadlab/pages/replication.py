@@ -8,11 +8,10 @@ from collections.abc import Iterable
 import pandas as pd
 
 from loadlab.judgements.replication import about_these_verdicts, comparison
+from loadlab.units import format_ratio, format_ratio_interval
 
 
 def _interval(ratio, low, high) -> str:
-    from loadlab.plots.forest import format_ratio, format_ratio_interval
-
     def finite(value) -> bool:
         return isinstance(value, int | float) and math.isfinite(value)
 

@@ -8,14 +8,16 @@ come from `palette`; trials that are not evidence are drawn hollow.
 """
 
 from .ceiling import loadgen_ceiling_figure
-from .forest import forest_figure, format_ratio
+from loadlab.units import MIB
+
+from .forest import forest_figure
 from .gc import gc_pause_figure
 from .knee import latency_knee_figure
 from .latency import latency_spectrum_figure, percentile_label, percentile_to_nines
 from .lint import LintReport, lint_figure
 from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order
 from .palette import series_style
-from .style import MIB, SavedFigure, axis_label, display_values, save_figure, spans_decades, style_context, style_rc
+from .style import SavedFigure, axis_label, display_values, save_figure, spans_decades, style_context, style_rc
 from .throughput import ReferenceLine, cpu_per_request_figure, throughput_figure
 from .timeseries import memory_over_time_figure, resources_over_time_figure
 
@@ -30,7 +32,6 @@ __all__ = [
     "cpu_per_request_figure",
     "display_values",
     "forest_figure",
-    "format_ratio",
     "gc_pause_figure",
     "latency_knee_figure",
     "latency_spectrum_figure",

@@ -28,6 +28,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
+from loadlab.units import format_ratio, format_ratio_interval
+
 from ._common import legend_below, require_columns
 from .palette import series_style
 from .style import style_context
@@ -42,23 +44,6 @@ _MAXIMUM_DECADE_LABELS = 5
 NOISE_FILL, NOISE_EDGE = "0.85", "0.3"
 CLAIMED_COLOUR = "black"
 ZEBRA = "0.965"  # every other row's background, so a row can be followed to its numbers
-
-
-def format_ratio(value: float) -> str:
-    """×1.09, ×0.0156, ×8,330: three significant digits, thousands separated."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    text = f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
-    return f"\N{MULTIPLICATION SIGN}{text}"
-
-
-def format_ratio_interval(ratio: float, low: float, high: float) -> str:
-    """×1.03 [1.027, 1.033]: 3 significant digits, up to 5 where it takes more to tell the bounds apart."""
-    for digits in (3, 4, 5):
-        texts = [f"{v:,.0f}" if v >= 1000 else f"{v:.{digits}g}" for v in (ratio, low, high)]
-        if texts[1] != texts[2] or low == high:
-            break
-    return f"\N{MULTIPLICATION SIGN}{texts[0]} [{texts[1]}, {texts[2]}]"
 
 
 def _ratio_tick(value: float, _position: int) -> str:

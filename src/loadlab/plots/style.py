@@ -5,8 +5,9 @@ figure function draws inside `style_context()`, so figures look the same
 whatever the caller's rcParams, and the caller's global state is left
 alone. Memory is shown in MiB everywhere (the tables use MiB too): a
 ``*_bytes`` column is divided by 2**20 before it is drawn (`display_values`)
-and labelled "(MiB)" (`axis_label`). `save_figure` lints every figure at
-its saved size (`lint`) before writing it.
+and labelled "(MiB)" (`axis_label`); the unit facts and a metric's label come
+from `loadlab.units` and `loadlab.metrics`. `save_figure` lints every figure
+at its saved size (`lint`) before writing it.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullFormatter
 
+from loadlab import metrics, units
 
 PNG_DPI = 300
-MIB = 1024**2
 # Set to "1" (the test suite does) to make `save_figure` raise on a lint problem instead of warning.
 STRICT_ENVIRONMENT_VARIABLE = "LOADLAB_STRICT_FIGURES"
 
@@ -82,6 +83,7 @@ def spans_decades(values: Iterable[float], decades: float = 1.0) -> bool:
     return bool(np.log10(array.max() / array.min()) >= decades)
 
 
+# Axes that are not metrics (loadlab.metrics labels those): load levels, time, per-second series.
 _KNOWN_LABELS = {
     "established_connections": "TCP connections (kernel)",
     "successful_rps": "successful answers (req/s)",
@@ -91,46 +93,26 @@ _KNOWN_LABELS = {
     "offered_rps": "offered rate (req/s)",
     "offered_rate_rps": "offered rate (req/s)",
     "rate_rps": "offered rate (req/s)",
-    "throughput_rps": "throughput (req/s)",
     "t_s": "time in the measured window (s)",
     "memory_in_use_bytes": "memory in use (MiB)",
-    "memory_peak_bytes": "peak memory in use (MiB)",
-    "memory_peak_mib": "peak memory in use (MiB)",
-    "process_rss_mib": "process RSS (MiB)",
-    "cgroup_memory_mib": "cgroup memory in use (MiB)",
-    "connections_held_median": "connections held (kernel count)",
     "tasks": "OS threads (pids cgroup)",
-    "tasks_peak": "peak OS threads (pids cgroup)",
-    "goroutines_peak": "peak goroutines",
-    "server_cpu_pct": "server CPU (% of one core)",
-    "server_cpu_us_per_request": "server CPU per request (\N{MICRO SIGN}s)",
     "pause_s": "GC pause (s)",
     "latency_s": "latency (s)",
 }
-# Suffix -> unit shown in the label. Bytes are drawn in MiB (see display_values).
-_UNIT_SUFFIX_LABELS = (
-    ("_bytes", "MiB"), ("_mib", "MiB"), ("_rps", "req/s"), ("_ms", "ms"), ("_us", "\N{MICRO SIGN}s"),
-    ("_s", "s"), ("_pct", "%"), ("_count", "count"),
-)  # fmt: skip
 # Where the level axis comes from, by the column the figure was given: what one level is called.
 LEVEL_UNITS = {"concurrency": "connections", "connections": "connections", "offered_rps": "req/s offered",
                "offered_rate_rps": "req/s offered", "rate_rps": "req/s offered"}  # fmt: skip
 
 
 def axis_label(column: str) -> str:
-    """Human axis label with unit from a unit-carrying column name: ``latency_p99_s`` -> "latency p99 (s)"."""
-    if column in _KNOWN_LABELS:
-        return _KNOWN_LABELS[column]
-    for suffix, unit in _UNIT_SUFFIX_LABELS:
-        if column.endswith(suffix):
-            return f"{column[: -len(suffix)].replace('_', ' ')} ({unit})"
-    return column.replace("_", " ")
+    """Human axis label with unit: a metric's label (`loadlab.metrics`), else one from a unit-carrying column name
+    (``latency_p99_s`` -> "latency p99 (s)", bytes in MiB: `loadlab.units.axis_text`)."""
+    return _KNOWN_LABELS.get(column) or metrics.label(column)
 
 
 def display_values(column: str, values) -> pd.Series:
     """`values` in the unit `axis_label(column)` names: bytes become MiB, everything else is unchanged."""
-    numbers = pd.to_numeric(pd.Series(values), errors="coerce").astype(float)
-    return numbers / MIB if column.endswith("_bytes") else numbers
+    return units.axis_values(column, values)
 
 
 def seconds_formatter() -> EngFormatter:

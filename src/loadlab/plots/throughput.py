@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, NullLocator
 
+from loadlab import metrics
 from loadlab.stats.median import median_ci
 
 from ._common import KEY_COLOUR, draw_trials, excluded_label, exclusion_reasons, key_handles, legend_below
@@ -188,19 +189,15 @@ def cpu_per_request_figure(
     data: pd.DataFrame,
     x_column: str = "concurrency",
     group_column: str = "server",
-    cpu_column: str = "server_cpu_seconds",
-    requests_column: str = "requests",
     confidence: float = 0.95,
     title: str | None = None,
 ) -> Figure:
-    """Server CPU time per request (µs) per server against the load level.
+    """Server CPU time per request (µs) per server against the load level: `loadlab.metrics`' cpu_us_per_request.
 
     Under a closed loop every server on its pinned core runs flat out, so
     CPU share says little; CPU seconds divided by requests served is the
     cost of one request. A trial that served no request has no value.
     """
-    require_columns(data, [group_column, x_column, cpu_column, requests_column], "cpu_per_request_figure")
-    requests = pd.to_numeric(data[requests_column], errors="coerce")
-    per_request_us = 1e6 * pd.to_numeric(data[cpu_column], errors="coerce") / requests.where(requests > 0)
-    return throughput_figure(data.assign(server_cpu_us_per_request=per_request_us), x_column,
-                             "server_cpu_us_per_request", group_column, confidence, title)  # fmt: skip
+    require_columns(data, [group_column, x_column, "server_cpu_seconds", "requests"], "cpu_per_request_figure")
+    return throughput_figure(metrics.with_derived(data), x_column, "cpu_us_per_request", group_column, confidence,
+                             title)

@@ -7,10 +7,8 @@ returns plain numbers, NamedTuples or DataFrames. See docs/architecture.md, "Sta
 from .compare import (
     NOT_SIGNIFICANT,
     compare_conditions,
-    format_quantity,
     holm_adjust_table,
     render_comparison_table,
-    unit_of,
 )
 from .effect_size import CliffsDelta, cliffs_delta, cliffs_delta_magnitude
 from .latency import (
@@ -55,7 +53,6 @@ __all__ = [
     "cliffs_delta",
     "cliffs_delta_magnitude",
     "compare_conditions",
-    "format_quantity",
     "hdr_latency_spectrum",
     "hdr_percentiles_s",
     "hdr_value_counts",
@@ -77,6 +74,5 @@ __all__ = [
     "sign_test_coverage",
     "tukey_fences",
     "tukey_outliers",
-    "unit_of",
     "value_count_latency_spectrum",
 ]

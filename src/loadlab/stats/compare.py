@@ -19,6 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from loadlab import metrics
+from loadlab.units import NOT_A_NUMBER, format_number, scale_for, with_unit
+
 from ._samples import check_confidence
 from .effect_size import cliffs_delta
 from .median import DEFAULT_MEDIAN_CI_METHOD, DEFAULT_RESAMPLES, DEFAULT_SEED, median_ci, minimum_trials_for_median_ci
@@ -27,6 +30,7 @@ from .ratio import ratio_of_medians_ci
 from .significance import holm_adjust, mann_whitney, minimum_two_sided_p_value
 
 NOT_SIGNIFICANT = "~"
+_DIGITS = 3  # significant digits of a median and its CI in the rendered table, as benchstat prints them
 
 COMPARISON_COLUMNS = (
     "metric", "baseline", "candidate", "n_baseline", "n_candidate",
@@ -196,58 +200,15 @@ def holm_adjust_table(table: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     return adjusted
 
 
-_UNIT_SUFFIXES = (("_bytes", "B"), ("_rps", "req/s"), ("_s", "s"), ("_pct", "%"))
-_SI_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
-
-
-def unit_of(metric: str) -> str:
-    """Unit symbol implied by a column name's suffix (``_s`` -> "s", ``_bytes`` -> "B"), else ""."""
-    for suffix, unit in _UNIT_SUFFIXES:
-        if metric.endswith(suffix):
-            return unit
-    return ""
-
-
-def _unit_scale(value: float, unit: str) -> tuple[float, str]:
-    """(scale, prefix) for `value`: seconds get SI prefixes both ways; bytes (decimal: 1 MB = 10^6 B,
-    as claims.yaml and the figures use), rates and counts only k/M/G; percentages none."""
-    if unit == "s":
-        prefixes = _SI_PREFIXES
-    elif unit == "%":
-        prefixes = ((1.0, ""),)
-    else:
-        prefixes = tuple(p for p in _SI_PREFIXES if p[0] >= 1.0)
-    if value == 0 or not math.isfinite(value):
-        return 1.0, ""
-    for scale, prefix in prefixes:
-        if abs(value) >= scale:
-            return scale, prefix
-    return prefixes[-1]
-
-
-def _unit_text(prefix: str, unit: str) -> str:
-    if unit == "%":
-        return "%"
-    return f" {prefix}{unit}" if (prefix or unit) else ""
-
-
-def format_quantity(value: float, unit: str = "", significant_digits: int = 3) -> str:
-    """Format a number with a prefix: (0.0123, "s") -> "12.3 ms", (182e6, "B") -> "182 MB"."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    scale, prefix = _unit_scale(value, unit)
-    return f"{value / scale:.{significant_digits}g}{_unit_text(prefix, unit)}"
-
-
 def _format_estimate(median: float, low: float, high: float, unit: str) -> str:
-    """ "72.2 kreq/s [71.1, 73.9]": the CI shares the median's prefix so that it reads at a glance."""
+    """ "72,150 req/s [71,100, 73,900]": the CI shares the median's prefix so that it reads at a glance."""
     if not math.isfinite(median):
-        return "n/a"
-    scale, prefix = _unit_scale(median, unit)
-    text = f"{median / scale:.3g}{_unit_text(prefix, unit)}"
+        return NOT_A_NUMBER
+    factor, printed = scale_for(median, unit)
+    text = with_unit(format_number(median / factor, _DIGITS), printed)
     if math.isnan(low) or math.isnan(high):
         return f"{text} [no CI]"
-    return f"{text} [{low / scale:.3g}, {high / scale:.3g}]"
+    return f"{text} [{format_number(low / factor, _DIGITS)}, {format_number(high / factor, _DIGITS)}]"
 
 
 def _format_percent(value: float) -> str:
@@ -273,7 +234,7 @@ def render_comparison_table(table: pd.DataFrame) -> str:
     lines_out: list[list[str]] = []
     footnotes: list[str] = []
     for row in table.itertuples(index=False):
-        unit = unit_of(row.metric)
+        unit = metrics.unit(row.metric)
         comparison = f"{row.baseline} → {row.candidate}"
         if row.warnings:
             if row.warnings not in footnotes:
