@@ -6,9 +6,10 @@ import dataclasses
 
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements._common import MIB, judge_claimed_ratio
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, Family
+from loadlab.judgements.verdicts import Verdict
 
 FAMILY = Family("S5", 2)
 LABELS = ("java-platform", "java-virtual")
