@@ -19,7 +19,7 @@ import pytest
 
 from loadlab import paths, servers
 
-DOCKERFILES = sorted(paths.SERVERS_DIR.glob("*/Dockerfile")) + [paths.ROOT / "microbench" / "Dockerfile"]
+DOCKERFILES = sorted(paths.SERVERS_DIR.glob("*/Dockerfile")) + [paths.ROOT / "microbench-programs" / "Dockerfile"]
 IDS = [str(p.relative_to(paths.ROOT)) for p in DOCKERFILES]
 
 # Debian package (a prefix of its name) -> the ARG that must pin it in the same stage.
@@ -163,7 +163,7 @@ def test_every_go_build_uses_the_same_toolchain():
     # The Go servers, vegeta and the microbenchmarks' spawn-go: one Go, so a claim about Go is about one Go.
     versions = {path.parent.name: _arg_defaults(stage)["GO_VERSION"]
                 for path in DOCKERFILES for stage in _stages(path) if "GO_VERSION" in _arg_defaults(stage)}
-    assert {"go-nethttp", "go-workerpool", "loadgen", "microbench"} <= set(versions)
+    assert {"go-nethttp", "go-workerpool", "loadgen", "microbench-programs"} <= set(versions)
     assert len(set(versions.values())) == 1, versions
 
 
@@ -174,7 +174,7 @@ def test_the_jdk_variants_pin_a_jdk_each():
 
 def test_a_go_mod_never_asks_for_a_newer_go_than_the_pinned_toolchain():
     pinned = tuple(int(x) for x in _arg_defaults(_stages(paths.SERVERS_DIR / "go-nethttp" / "Dockerfile")[0])["GO_VERSION"].split("."))
-    for go_mod in [*paths.SERVERS_DIR.glob("*/go.mod"), *paths.SERVERS_DIR.glob("*/*/go.mod"), paths.ROOT / "microbench" / "go.mod"]:
+    for go_mod in [*paths.SERVERS_DIR.glob("*/go.mod"), *paths.SERVERS_DIR.glob("*/*/go.mod"), paths.ROOT / "microbench-programs" / "go.mod"]:
         wanted = re.search(r"^go (\d+)\.(\d+)", go_mod.read_text(), re.M)
         assert wanted and (int(wanted[1]), int(wanted[2])) <= pinned, go_mod
 

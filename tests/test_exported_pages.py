@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from loadlab import claims, paths
+from loadlab import judgements, paths
 from loadlab.pages import browser, html_checks
 
 pytestmark = pytest.mark.slow
@@ -75,7 +75,7 @@ def test_every_page_opens_with_its_provenance(exported):
 
 def test_every_claim_is_on_its_page_and_in_the_index_with_its_numbers_command_and_data(exported):
     index = (exported / "index.html").read_text(encoding="utf-8")
-    verdicts = claims.load_verdicts(exported / "verdicts")
+    verdicts = judgements.load_verdicts(exported / "verdicts")
     assert verdicts
     for verdict in verdicts:
         page = (exported / f"{verdict.notebook}.nocode.html").read_text(encoding="utf-8")

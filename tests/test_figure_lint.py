@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from loadlab import analysis, claims, pages, plans, plots, study  # noqa: E402
+from loadlab import analysis, judgements, pages, plans, plots, study  # noqa: E402
 
 LINTED_FIGURES: list[str] = []  # names of the figures checked, for the terminal summary (conftest)
 
@@ -110,7 +110,7 @@ def _ceiling():
     ceiling, capacity = _run(plans.loadgen_ceiling("quick")), _run(plans.server_capacity("quick"))
     return plots.loadgen_ceiling_figure({"one request per round trip": ceiling.trials,
                                          f"pipelined {plans.CAPACITY_PIPELINE_DEPTH} deep": capacity.trials},
-                                        headroom=analysis.CAPACITY_HEADROOM_UTILIZATION, title="00: the loadgen's ceiling")
+                                        **pages.CEILING_LINES, title="00: the loadgen's ceiling")
 
 
 def _overhead(metric):
@@ -204,7 +204,7 @@ def _pinning():
 
 
 def _every_verdict_forest():
-    records = claims.load_verdicts()
+    records = judgements.load_verdicts()
     verdicts = pd.DataFrame([vars(v) for v in records])
     verdicts["label"] = [f"{c} ({cand} / {base})" if isinstance(cand, str) else c
                          for c, cand, base in zip(verdicts["claim_id"], verdicts["candidate"], verdicts["baseline"])]  # fmt: skip

@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from loadlab import claims, rundir, study, tables
-from loadlab.judgements import evidence, s1, s1_profiles, s2, s2_scheduler, s3, s4, s5
+from loadlab import claims, judgements, rundir, study, tables
+from loadlab.judgements import evidence, rule, s1, s1_profiles, s2, s2_scheduler, s3, s4, s5
 from loadlab.judgements.rule import RULE_VERSION, VERDICTS
 
 _, CLAIMS = claims.load_claims()
@@ -60,11 +60,11 @@ def test_s1_never_uses_a_saturated_trial(processed):
     rss_rust = next(v for v in verdicts if v.claim_id == "S1-rss" and v.candidate == "rust")
     assert sum(1 for item in rss_rust.excluded if item["reason"] == evidence.LOADGEN_SATURATED) == saturated_rust
     if saturated_rust == len(top[top["label"] == "rust"]):
-        assert rss_rust.verdict == claims.INCONCLUSIVE
+        assert rss_rust.verdict == rule.INCONCLUSIVE
     # Closed-loop p99 is never judged, and total CPU never stands in for user-mode CPU.
-    assert all(v.verdict == claims.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-p99")
+    assert all(v.verdict == rule.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-p99")
     if "server_cpu_user_seconds" not in trials:
-        assert all(v.verdict == claims.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-cpu-user")
+        assert all(v.verdict == rule.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-cpu-user")
 
 
 def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(processed):
@@ -123,7 +123,7 @@ def test_per_connection_memory_divides_by_the_connections_held_and_names_a_level
             assert sorted(item["trial"] for item in named) == sorted(short)
             assert all(f"{label} held " in item["reason"] and " of 10,000)" in item["reason"] for item in named)
             if len(short) == len(top[top["label"] == label]) and len(short):
-                assert verdict.verdict == claims.NOT_TESTABLE and f"{label} did not hold the level" in verdict.explanation
+                assert verdict.verdict == rule.NOT_TESTABLE and f"{label} did not hold the level" in verdict.explanation
 
 
 def test_a_per_connection_quantity_counts_what_the_kernel_counted():
@@ -146,7 +146,7 @@ def test_s2_judges_every_claim_it_can(processed):
     _check_evidence(verdicts, trials)
     oom = next(v for v in verdicts if v.claim_id == "S2-oom")
     if not (trials["failure_reason"] == "oom-killed").any():
-        assert oom.verdict == claims.NOT_REPRODUCED  # nothing happened: not "contradicted"
+        assert oom.verdict == rule.NOT_REPRODUCED  # nothing happened: not "contradicted"
     # A goroutine peak only from a series that answered in at least half the window's seconds.
     window_s = run["manifest"]["parameters"]["durations"]["duration_s"]
     covered = trials["goroutine_samples"] >= s2.SERIES_MIN_SHARE * window_s
@@ -159,11 +159,11 @@ def test_s2_judges_every_claim_it_can(processed):
     pool_counted = top.loc[(top["label"] == "go-workerpool") & top["goroutines_peak"].notna(), "goroutines_peak"]
     if counted != set(s2.LABELS) and len(pool_counted) and pool_counted.max() > 2 * s2.POOL_WORKERS:
         # The runtime counted the pool's own goroutines in some window: that count refutes "12".
-        assert goroutine_verdict.verdict == claims.CONTRADICTED
+        assert goroutine_verdict.verdict == rule.CONTRADICTED
         assert goroutine_verdict.measured["goroutines_peak_pool_max"] == pool_counted.max()
         assert goroutine_verdict.measured["pool_windows_counted"] == len(pool_counted)
     elif counted != set(s2.LABELS) and "go-workerpool" not in floors:
-        assert goroutine_verdict.verdict == claims.INCONCLUSIVE
+        assert goroutine_verdict.verdict == rule.INCONCLUSIVE
     elif counted != set(s2.LABELS):  # judged on the kernel's connection count
         assert goroutine_verdict.measured["connections_peak"]
 
@@ -200,7 +200,7 @@ def test_s2_scheduler_claims_on_the_counted_runs(processed):
     # The positive control: every goroutine parked once in the second they started.
     control = rates[rates["function"] == "runtime.gopark"]
     assert (control["spawn_second_calls"] >= control["goroutines"]).all()
-    assert gopark.verdict != claims.HOLDS or (control["parked_calls_per_s"] * 10 >= 8100).any()
+    assert gopark.verdict != rule.HOLDS or (control["parked_calls_per_s"] * 10 >= 8100).any()
 
 
 def test_s3_and_its_headline(processed):
@@ -209,8 +209,8 @@ def test_s3_and_its_headline(processed):
     _check_evidence(verdicts, run["trials"])
     by_id = {v.claim_id: v for v in verdicts}
     assert set(by_id) == {"S3-throughput", "S3-cpu", "S3-memory", "S3-headline"}
-    if by_id["S3-memory"].verdict in (claims.CONTRADICTED, claims.NO_DIFFERENCE):
-        assert by_id["S3-headline"].verdict == claims.CONTRADICTED
+    if by_id["S3-memory"].verdict in (rule.CONTRADICTED, rule.NO_DIFFERENCE):
+        assert by_id["S3-headline"].verdict == rule.CONTRADICTED
 
 
 def test_s4_on_the_claims_level(processed):
@@ -222,7 +222,7 @@ def test_s4_on_the_claims_level(processed):
     # A closed loop's mean latency is its connections over its throughput: without an open loop S4-latency is
     # not judged (it would be S4-throughput's verdict again).
     latency = next(v for v in verdicts if v.claim_id == "S4-latency")
-    assert latency.verdict == claims.NOT_TESTABLE and "Little's law" in latency.explanation
+    assert latency.verdict == rule.NOT_TESTABLE and "Little's law" in latency.explanation
 
 
 def test_s5_on_the_microbenchmarks():
@@ -236,12 +236,12 @@ def test_s5_on_the_microbenchmarks():
     # Where no ratio can be formed, the claim's own platform figure is weighed against the largest growth.
     platform_max_mb = fresh.loc[fresh["condition"] == "java-platform", "peak_rss_delta_bytes"].max() / 1e6
     if platform_max_mb < s5.FAR_BELOW_CLAIM_FRACTION * 890:
-        assert memory.verdict == claims.CONTRADICTED and f"{platform_max_mb:.1f} MB" in memory.explanation
+        assert memory.verdict == rule.CONTRADICTED and f"{platform_max_mb:.1f} MB" in memory.explanation
     # Growths that all came out positive form a ratio; a few MB still contradict the claimed 890 MB.
     grown = fresh.assign(peak_rss_delta_bytes=fresh["peak_rss_delta_bytes"].clip(lower=0) + 1_000_000)
     regrown = s5.sqrt_latch(latch, CLAIMS, "05-virtual-threads", latch_run, fresh=grown, fresh_run_id=fresh_run)[1]
     assert regrown.measured_ratio is not None and regrown.ratio_ci_low is not None
-    assert regrown.verdict == claims.CONTRADICTED and "the ratio of these small growths alone would read" in \
+    assert regrown.verdict == rule.CONTRADICTED and "the ratio of these small growths alone would read" in \
         regrown.explanation
     assert memory.n_baseline == int((fresh["version"].astype(str).str.startswith("21")
                                      & (fresh["condition"] == "java-platform")).sum())
@@ -255,14 +255,14 @@ def test_s5_on_the_microbenchmarks():
         platform_21.groupby("repetition")["elapsed_ms"].median().tolist())
     assert time.measured_ratio is not None and time.measured_ratio < 1  # virtual threads are faster here
     parked, parked_run = study.measure_or_load_frame("05-microbench-parked-quick", None, "latest")
-    assert s5.stacks(parked, "05-virtual-threads", parked_run).verdict in (claims.HOLDS, claims.CONTRADICTED)
+    assert s5.stacks(parked, "05-virtual-threads", parked_run).verdict in (rule.HOLDS, rule.CONTRADICTED)
 
 
 def test_records_round_trip_with_every_field(tmp_path, processed):
     run_id, run = _run("03-json-api-quick", processed)
     verdicts = s3.json_api(run["trials"], run["manifest"], CLAIMS, {}, "03-json-api", run_id)
-    claims.save_verdicts(verdicts, "03-json-api", tmp_path)
-    loaded = claims.load_verdicts(tmp_path)
+    judgements.save_verdicts(verdicts, "03-json-api", tmp_path)
+    loaded = judgements.load_verdicts(tmp_path)
     assert [v.claim_id for v in loaded] == [v.claim_id for v in verdicts]
     ratio = next(v for v in loaded if v.claim_id == "S3-throughput")
     for name in ("rule_version", "confidence", "family", "p_value", "p_family", "n_baseline", "n_candidate",
@@ -316,7 +316,7 @@ def test_s2_oom_counts_every_server_and_times_each_kill(processed):
     assert set(recorded.measured["oom_kills"]) == set(at_level["label"])
     assert recorded.measured["memory_limit_mib"] == run["manifest"]["parameters"]["placement"]["memory_limit_mib"]
     if not (at_level["failure_reason"] == "oom-killed").any():
-        assert recorded.verdict == claims.NOT_REPRODUCED and "no OOM kill" in recorded.explanation
+        assert recorded.verdict == rule.NOT_REPRODUCED and "no OOM kill" in recorded.explanation
     # The same trials as if the engine had killed every unbounded server 30 s into its window: the claim's event,
     # with the time to it measured from the window's start, and the pools untouched.
     unbounded = at_level["label"] == "go-nethttp"
@@ -324,14 +324,14 @@ def test_s2_oom_counts_every_server_and_times_each_kill(processed):
     killed.loc[unbounded, ["status", "failure_reason"]] = ["failed", "oom-killed"]
     killed.loc[unbounded, "server_ended_unix_s"] = killed.loc[unbounded, "measured_unix_s"] + 30.0
     verdict = s2.out_of_memory(killed, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "")
-    assert verdict.verdict == claims.HOLDS
+    assert verdict.verdict == rule.HOLDS
     assert verdict.measured["seconds_to_oom"]["go-nethttp"] == [30.0] * int(unbounded.sum())
     assert "30 s into the window" in verdict.explanation and "second 37" in verdict.explanation
     # S2's pool killed too: the claim's contrast is gone.
     pool = killed["label"] == "go-workerpool"
     killed.loc[pool, ["status", "failure_reason"]] = ["failed", "oom-killed"]
     assert s2.out_of_memory(killed, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "").verdict \
-        == claims.NOT_REPRODUCED
+        == rule.NOT_REPRODUCED
 
 
 def test_s2_over_time_frame_holds_each_series_on_its_own_clock(processed):

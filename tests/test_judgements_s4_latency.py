@@ -3,7 +3,7 @@
 import pandas as pd
 
 from loadlab import claims, plans
-from loadlab.judgements import s4
+from loadlab.judgements import rule, s4
 
 SOURCES, CLAIMS = claims.load_claims()
 
@@ -41,4 +41,4 @@ def test_s4_latency_is_judged_on_the_mean_below_both_knees_and_says_so():
 def test_without_swoole_in_the_open_loop_s4_latency_is_not_testable():
     trials, manifest = open_loop_run(swoole_mean_ms=12.0)
     verdict = s4.latency(trials[trials["label"] == "go"], manifest, "run-1", CLAIMS["S4-latency"], {}, "04")
-    assert verdict.verdict == claims.NOT_TESTABLE and "not both of go and swoole" in verdict.explanation
+    assert verdict.verdict == rule.NOT_TESTABLE and "not both of go and swoole" in verdict.explanation

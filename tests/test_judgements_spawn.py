@@ -6,7 +6,7 @@ from conftest import fixture_path
 
 from loadlab import claims
 from loadlab.harness import microbench
-from loadlab.judgements import s1
+from loadlab.judgements import rule, s1
 
 _, CLAIMS = claims.load_claims()
 
@@ -36,7 +36,7 @@ def test_the_spawn_verdict_follows_the_measured_allocation(bench):
     measured_mb = verdict.measured["mb_per_op"]
     claimed_mb = CLAIMS["S1-spawn"].values["go_spawn_alloc_mb"]
     far = not (1 / s1.ALLOCATION_FACTOR <= claimed_mb / measured_mb <= s1.ALLOCATION_FACTOR)
-    assert verdict.verdict == (claims.CONTRADICTED if far else claims.HOLDS)
+    assert verdict.verdict == (rule.CONTRADICTED if far else rule.HOLDS)
     assert "not judged" in verdict.explanation  # the time depends on the machine
 
 
@@ -44,4 +44,4 @@ def test_the_heap_verdict_names_each_claimed_function(bench):
     verdict = s1.spawn_heap(bench, CLAIMS["S1-spawn-heap"], "01-runtime-overhead", "fixture")
     assert set(CLAIMS["S1-spawn-heap"].values) <= set(verdict.measured)
     assert verdict.measured["runtime.goready"]["max_pct"] == 0.0
-    assert verdict.verdict == claims.CONTRADICTED  # goready's claimed 18% cannot be within 10 points of 0
+    assert verdict.verdict == rule.CONTRADICTED  # goready's claimed 18% cannot be within 10 points of 0

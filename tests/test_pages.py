@@ -12,7 +12,7 @@ import os
 import pandas as pd
 import pytest
 
-from loadlab import claims, pages, paths, rundir
+from loadlab import claims, judgements, pages, paths, rundir
 from loadlab.pages import claim_table, html_checks, numbers, provenance
 
 SOURCES, CLAIMS = claims.load_claims()
@@ -48,7 +48,7 @@ def test_mappings_read_as_text_with_units():
 
 
 def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_data():
-    verdicts = claims.load_verdicts()
+    verdicts = judgements.load_verdicts()
     rows = claim_table.claim_rows(verdicts, CLAIMS)
     assert len(rows) == len(verdicts) > 0
     ratio_rows = rows[[v.measured_ratio is not None for v in verdicts]]
@@ -67,7 +67,7 @@ def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_dat
 
 
 def test_the_claim_table_html_escapes_and_links():
-    verdicts = claims.load_verdicts()
+    verdicts = judgements.load_verdicts()
     table = claim_table.claim_table_html(claim_table.claim_rows(verdicts, CLAIMS))
     assert table.count("<tr>") == len(verdicts) + 1
     assert '<a href="../data/raw/' in table and "<code>loadlab notebooks" in table
@@ -349,3 +349,10 @@ def test_the_open_loop_ceiling_names_the_highest_rate_held_and_why_the_next_was_
     text = open_loop_ceiling_text(pd.DataFrame(rows))
     assert text.startswith("**The open loop held 30,000 req/s**")
     assert "at 50,000 req/s it did not (2 of 3 trials had the generator fall behind; the lowest trial answered 98%" in text
+
+
+def test_the_ceiling_figure_is_read_against_the_headroom_and_saturation_the_analysis_uses():
+    from loadlab import analysis, config
+
+    assert pages.CEILING_LINES == {"headroom": analysis.CAPACITY_HEADROOM_UTILIZATION,
+                                   "saturated": config.LOADGEN_SATURATION_UTILIZATION}

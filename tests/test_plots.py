@@ -132,7 +132,7 @@ FIGURES = {
     "resources": lambda: resources_over_time_figure(resources_data()),
     "gc": lambda: gc_pause_figure(*gc_data()[:1], trials=gc_data()[1]),
     "ceiling": lambda: loadgen_ceiling_figure({"one request per round trip": ceiling_data(False),
-                                               "pipelined 16 deep": ceiling_data(True)}, headroom=0.8),
+                                               "pipelined 16 deep": ceiling_data(True)}, headroom=0.8, saturated=0.95),
     "forest": lambda: forest_figure(forest_data(), group_column="server", claimed_column="claimed", noise_band=(0.95, 1.05)),
 }  # fmt: skip
 
@@ -327,3 +327,13 @@ def test_forest_figure_survives_missing_intervals_and_a_missing_noise_band(tmp_p
     figure = forest_figure(data, claimed_column="claimed", noise_band=(math.nan, math.nan))
     saved = save_figure(figure, "forest-nan", tmp_path)
     assert saved.png.stat().st_size > 1000
+
+
+def test_the_ceiling_figure_draws_the_thresholds_it_is_given_and_decides_none():
+    figure = loadgen_ceiling_figure({"one request per round trip": ceiling_data(False)}, headroom=0.7, saturated=0.9)
+    lines = {round(line.get_xdata()[0], 3) for line in figure.axes[0].get_lines() if len(set(line.get_xdata())) == 1}
+    assert {0.7, 0.9} <= lines
+    labels = [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+    assert "70% busy: headroom ends" in labels and "90% busy: saturated" in labels
+    with pytest.raises(TypeError):
+        loadgen_ceiling_figure({"one request per round trip": ceiling_data(False)}, headroom=0.7)

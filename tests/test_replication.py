@@ -5,25 +5,25 @@ import shutil
 
 import pandas as pd
 
-from loadlab import claims, paths, rundir, tables
-from loadlab.judgements import replication
+from loadlab import judgements, paths, rundir, tables
+from loadlab.judgements import replication, rule
 
 
-def _as_another_run(verdict: claims.Verdict, **changes) -> claims.Verdict:
+def _as_another_run(verdict: judgements.Verdict, **changes) -> judgements.Verdict:
     """The same verdict as if a second run had drawn it (its run id changed)."""
     run_id = verdict.run_id or "00-none-quick-20261126T000000Z-000000"
-    return claims.Verdict(**{**verdict.__dict__, "run_id": run_id.rsplit("-", 1)[0] + "-5ec0d0", **changes})
+    return judgements.Verdict(**{**verdict.__dict__, "run_id": run_id.rsplit("-", 1)[0] + "-5ec0d0", **changes})
 
 
 def test_a_run_compared_with_itself_is_no_replication():
-    verdicts = claims.load_verdicts(paths.VERDICTS_DIR)
+    verdicts = judgements.load_verdicts(paths.VERDICTS_DIR)
     table = replication.replication_table(verdicts, verdicts)
     assert table.empty
     assert replication.summary_line(table).startswith("no verdict of a new run to compare")
 
 
 def test_an_identical_second_run_replicates_every_ratio():
-    verdicts = claims.load_verdicts(paths.VERDICTS_DIR)
+    verdicts = judgements.load_verdicts(paths.VERDICTS_DIR)
     table = replication.replication_table(verdicts, [_as_another_run(v) for v in verdicts])
     ratios = table["inside_reference_interval"].dropna()
     assert len(ratios) > 10 and ratios.all() and table["same_verdict"].all()
@@ -33,15 +33,15 @@ def test_an_identical_second_run_replicates_every_ratio():
 
 def test_a_partial_run_compares_only_the_notebooks_it_measured():
     # `loadlab notebooks --only 03`: every other notebook's verdicts are the reference's own, not a replication.
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
     new = [_as_another_run(v) if v.notebook == "03-json-api" else v for v in reference]
     table = replication.replication_table(reference, new)
     assert len(table) > 0 and set(table["claim"]) == {v.claim_id for v in reference if v.notebook == "03-json-api"}
 
 
 def test_a_smoke_run_is_no_replication_of_the_quick_reference():
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
-    smoke = [claims.Verdict(**{**v.__dict__, "run_id": (v.run_id or "").replace("-quick-", "-smoke-")})
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
+    smoke = [judgements.Verdict(**{**v.__dict__, "run_id": (v.run_id or "").replace("-quick-", "-smoke-")})
              for v in reference]
     assert rundir.run_profile(reference[0].run_id) == "quick"
     assert rundir.run_profile(smoke[0].run_id) == "smoke"
@@ -49,14 +49,14 @@ def test_a_smoke_run_is_no_replication_of_the_quick_reference():
 
 
 def test_a_moved_estimate_and_a_changed_label_are_not_replicated(tmp_path):
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
     moved = [v for v in reference if v.ratio_ci_high is not None][0]
     new = []
     for verdict in reference:
         if verdict is moved:
-            verdict = claims.Verdict(**{**verdict.__dict__, "measured_ratio": verdict.ratio_ci_high * 1.5,
-                                        "verdict": claims.INCONCLUSIVE if verdict.verdict != claims.INCONCLUSIVE
-                                        else claims.HOLDS})
+            verdict = judgements.Verdict(**{**verdict.__dict__, "measured_ratio": verdict.ratio_ci_high * 1.5,
+                                        "verdict": rule.INCONCLUSIVE if verdict.verdict != rule.INCONCLUSIVE
+                                        else rule.HOLDS})
         new.append(_as_another_run(verdict))
     table = replication.replication_table(reference, new).set_index(["claim", "comparison"])
     row = table.loc[(moved.claim_id, f"{moved.candidate} / {moved.baseline}")]
@@ -67,12 +67,12 @@ def test_a_moved_estimate_and_a_changed_label_are_not_replicated(tmp_path):
 
 
 def test_the_recorded_table_reads_back_and_knows_which_rows_are_about_the_verdicts_shown(tmp_path):
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
     second = [_as_another_run(v) for v in reference]
     reference_dir, second_dir = tmp_path / "reference", tmp_path / "second"
     for directory, verdicts in ((reference_dir, reference), (second_dir, second)):
         directory.mkdir()
-        claims.save_verdicts(verdicts, "all", directory)
+        judgements.save_verdicts(verdicts, "all", directory)
     written = replication.write_replication(reference_dir, second_dir, tmp_path / replication.REPLICATION_FILE)
     table, when = replication.read_replication(tmp_path / replication.REPLICATION_FILE)
     assert when and len(table) == len(written) > 10
@@ -90,7 +90,7 @@ def test_the_recorded_table_reads_back_and_knows_which_rows_are_about_the_verdic
 def test_the_summary_page_counts_only_rows_about_its_verdicts_and_names_what_was_not_rerun():
     from loadlab import pages
 
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
     partial = [_as_another_run(v) if v.notebook == "03-json-api" else v for v in reference]
     table = replication.replication_table(reference, partial)
     text = pages.replication_text(table, "2026-11-26T10:00:00Z", reference)
@@ -124,15 +124,15 @@ def test_a_measuring_run_writes_the_comparison_before_the_summary_reads_it(tmp_p
     verdicts_dir, reports_dir = tmp_path / "verdicts", tmp_path / "reports"
     verdicts_dir.mkdir()
     reports_dir.mkdir()
-    reference = claims.load_verdicts(paths.VERDICTS_DIR)
-    claims.save_verdicts(reference, "all", verdicts_dir)
+    reference = judgements.load_verdicts(paths.VERDICTS_DIR)
+    judgements.save_verdicts(reference, "all", verdicts_dir)
     monkeypatch.setattr(paths, "VERDICTS_DIR", verdicts_dir)
     monkeypatch.setattr(paths, "REPORTS_DIR", reports_dir)
     seen = []
 
     def execute(notebook, profile, run_id, log=print):
         if not notebook.stem.startswith("99"):  # a measuring notebook replaces its verdicts
-            claims.save_verdicts([_as_another_run(v) for v in reference], "all", verdicts_dir)
+            judgements.save_verdicts([_as_another_run(v) for v in reference], "all", verdicts_dir)
         seen.append((notebook.stem, (reports_dir / replication.REPLICATION_FILE).exists()))
         return tmp_path / f"{notebook.stem}.ipynb"
 

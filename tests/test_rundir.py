@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from loadlab import rundir
 from loadlab.rundir import RunDirectory, write_bytes_atomic, write_json_atomic
 
 
@@ -55,3 +56,14 @@ def test_a_checkout_is_dirty_when_its_code_changed_not_when_a_run_wrote_data_or_
     assert git_state(tmp_path)["git_dirty"] is False
     (tmp_path / "src/code.py").write_text("two\n")
     assert git_state(tmp_path)["git_dirty"] is True
+
+
+def test_a_runs_profile_is_read_with_the_names_the_plans_size_by():
+    """The profiles' names live in config, below both rundir (which reads them back) and plans (which sizes by them)."""
+    from loadlab import config, plans
+
+    assert plans.PROFILE_NAMES is config.PROFILE_NAMES
+    assert tuple(plans.PROFILES) == config.PROFILE_NAMES
+    for name in config.PROFILE_NAMES:
+        assert rundir.run_profile(f"03-json-api-{name}-20261126T000000Z-abc123") == name
+    assert rundir.run_profile("adhoc-20261126T000000Z-abc123") is None

@@ -17,10 +17,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from loadlab.config import PROFILE_NAMES  # the profiles' names are config's; plans.PROFILE_NAMES stays readable
 from loadlab.errors import ParameterError
 from loadlab.experiment import Durations, Experiment, Load, Placement, ServerEntry
-
-PROFILE_NAMES = ("smoke", "quick", "full")
 
 
 @dataclass(frozen=True)

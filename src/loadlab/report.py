@@ -169,6 +169,7 @@ def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REP
                 run_id: str | None = None) -> Path:
     """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
     from loadlab import claims
+    from loadlab.judgements.verdicts import load_verdicts
     from loadlab.pages import claim_rows, claim_table_html
     from loadlab.pages.provenance import provenance_html, read_records
 
@@ -185,7 +186,7 @@ def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REP
     started = min((record["started_utc"] for record in records), default=None)
     provenance = provenance_html("the collection", profile, run_id, runs, started_utc=started)
     _, claim_catalogue = claims.load_claims()
-    verdicts = sorted(claims.load_verdicts(output_dir / "verdicts"), key=lambda v: v.claim_id)
+    verdicts = sorted(load_verdicts(output_dir / "verdicts"), key=lambda v: v.claim_id)
     claim_table = claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>loadlab reports</title>

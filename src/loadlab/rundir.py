@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from loadlab import paths
+from loadlab.config import PROFILE_NAMES
 from loadlab.errors import LoadlabError
 
 MANIFEST = "manifest.json"
@@ -171,8 +172,6 @@ def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
 def run_profile(run_id: str | None) -> str | None:
     """The profile a run was measured at, from its experiment's name (``03-json-api-quick-<stamp>-<hex>`` ->
     "quick"), or None when its name carries none."""
-    from loadlab.plans import PROFILE_NAMES  # here: plans is above this module
-
     if not run_id:
         return None
     experiment = str(run_id).rsplit("-", 2)[0]

@@ -26,6 +26,41 @@ IMAGE_PREFIX = "loadlab"
 
 
 @dataclass(frozen=True)
+class Runtime:
+    """One runtime under test, by its three names.
+
+    `name` is what figures and tables call it (one colour and marker each, `plots.palette`); `server` is the folder
+    under servers/ that serves it, with `settings` (the knobs that make it this runtime: java-threads serves both
+    Java runtimes by THREAD_MODEL); `label` is the short name claims.yaml and the plans' experiments use.
+    """
+
+    name: str
+    server: str
+    label: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def aliases(self) -> tuple[str, ...]:
+        """The other names it goes by: its label, and its server's name with its settings' values appended."""
+        with_settings = "-".join([self.server, *(value for _, value in self.settings)])
+        return tuple(dict.fromkeys(alias for alias in (self.label, with_settings) if alias != self.name))
+
+
+# The one table of runtime names: the palette's aliases are derived from it and the plans' labels checked against it
+# (tests/test_servers.py). Here, not in plots.palette, because plans, the harness and the judgements read these names
+# too, and none of them may import a figure module; the order is the figures' order.
+RUNTIMES = (
+    Runtime("go-nethttp", "go-nethttp", "go"),
+    Runtime("go-workerpool", "go-workerpool", "go-workerpool"),
+    Runtime("java-platform", "java-threads", "java-platform", (("THREAD_MODEL", "platform"),)),
+    Runtime("java-virtual", "java-threads", "java-virtual", (("THREAD_MODEL", "virtual"),)),
+    Runtime("rust-tokio", "rust-tokio", "rust"),
+    Runtime("php-swoole", "php-swoole", "swoole"),
+    Runtime("python-asyncio", "python-asyncio", "python"),
+    Runtime("nginx-baseline", "nginx-baseline", "nginx"),
+)
+
+
+@dataclass(frozen=True)
 class Knob:
     """One environment variable a server reads.
 

@@ -2,7 +2,7 @@
 
 The claims S1-spawn, S1-vthread-switches, S4-stack (Go's half), S5-time,
 S5-memory and S5-stack are about single tasks, not servers; the programs in
-`microbench/` measure them directly (microbench/README.md says what each
+`microbench-programs/` measure them directly (microbench-programs/README.md says what each
 field means). One image per JDK holds both programs:
 
     spawn-go   --tasks N [--iterations I]                         (goroutines)
@@ -41,7 +41,7 @@ from loadlab.errors import LoadlabError, ParameterError, TrialFailure
 from loadlab.harness import container, images
 from loadlab.servers import get_server
 
-MICROBENCH_DIR: Path = paths.ROOT / "microbench"
+MICROBENCH_DIR: Path = paths.ROOT / "microbench-programs"
 IMAGE_REPOSITORY = "loadlab/microbench"
 ROLE = "microbench"
 USER = "10001:10001"
@@ -102,7 +102,7 @@ def build(
 
     Current means, as for the server images (`images.ensure_image`), that the
     image's build-hash label equals the hash of today's inputs: an edit to
-    microbench/ rebuilds it on the next run.
+    microbench-programs/ rebuilds it on the next run.
     """
     tag = image_tag(jdk)
     images.ensure_base_image(client, log)
@@ -392,7 +392,7 @@ def s2_in_process(
     seed: int = 0,
     **run_options,
 ) -> pd.DataFrame:
-    """S2 as S2 ran it, in one process (microbench/s2inprocess): `rate_rps` requests a second for `duration_s`,
+    """S2 as S2 ran it, in one process (microbench-programs/s2inprocess): `rate_rps` requests a second for `duration_s`,
     each `cpu_ms` of CPU (an accumulating loop that yields with runtime.Gosched()) then `sleep_ms` of sleep, to a
     goroutine per request ("spawn") or to `workers` goroutines fed by a channel of `queue` places ("pool").
 
@@ -456,7 +456,7 @@ def spawn_benchmark(
     """S1-spawn / S1-spawn-heap as the source wrote them: `go test -bench` with b.ReportAllocs().
 
     Each b.N iteration starts `tasks` goroutines that run `defer wg.Done()` and
-    exit at once, then waits (microbench/spawnbench). `count` benchmark runs
+    exit at once, then waits (microbench-programs/spawnbench). `count` benchmark runs
     per process (go test -count), `repetitions` fresh processes. One row per
     run: n, ns_per_op, bytes_per_op (heap bytes per iteration, as -benchmem),
     allocs_per_op; each process's last row carries its allocs profile

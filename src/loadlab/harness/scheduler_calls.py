@@ -1,7 +1,7 @@
 """S2-gopark: how often Go's scheduler functions run while N goroutines sit blocked in select{}.
 
 The microbench image's `parked-select-go --goroutines N --delay-s D --hold-s H`
-(microbench/parkedselect) waits D seconds, starts N goroutines that block
+(microbench-programs/parkedselect) waits D seconds, starts N goroutines that block
 forever in `select {}`, holds them H seconds and exits, printing the Unix
 time of each step. From the host, uprobes on its runtime.gopark,
 runtime.mcall and runtime.findRunnable (loadlab.harness.uprobes) count every

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from loadlab import metrics
-from loadlab.claims import Claim, Verdict, claimed_ratio, ratio_verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import Family, judge_ratio
+from loadlab.judgements.verdicts import Verdict, claimed_ratio, ratio_verdict
 from loadlab.tables import cpu_allowance_cores, with_metrics  # noqa: F401  (the judgement modules import them here)
 
 # A closed loop keeps a pinned server busy: at or above this share of its CPU

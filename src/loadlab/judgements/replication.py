@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import claims, rundir
+from loadlab import rundir
 from loadlab.analysis import evidence_trials
+from loadlab.judgements.verdicts import load_verdicts
 from loadlab.rundir import write_json_atomic
 from loadlab.stats import shift_ratio_interval
 
@@ -96,7 +97,7 @@ def keep_reference(verdicts_dir: Path, keep_dir: Path) -> Path | None:
 
 def write_replication(reference_dir: Path, new_dir: Path, output: Path) -> pd.DataFrame:
     """Compare two verdict folders, write the table and its summary line as JSON, and return the table."""
-    table = replication_table(claims.load_verdicts(reference_dir), claims.load_verdicts(new_dir))
+    table = replication_table(load_verdicts(reference_dir), load_verdicts(new_dir))
     write_json_atomic(output, {"summary": summary_line(table), "written_utc": rundir.now_utc(),
                                "rows": table.astype(object).where(table.notna(), None).to_dict("records")})
     return table

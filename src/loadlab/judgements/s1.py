@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 
 from loadlab import metrics, profiles, stats, units
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements._common import cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
+from loadlab.judgements.verdicts import Verdict
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
 FAMILY = Family("S1", 9)

@@ -22,9 +22,10 @@ import re
 import pandas as pd
 
 from loadlab import stats
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE
+from loadlab.judgements.verdicts import Verdict
 from loadlab.profiles.folded import FRAME_SEPARATOR
 from loadlab.profiles.schema import MIN_PROFILE_SAMPLES
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import pandas as pd
 
 from loadlab import metrics, units
-from loadlab.claims import Claim, Verdict, ratio_verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import judge_claimed_ratio, margin_source, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family, judge_ratio
+from loadlab.judgements.verdicts import Verdict, ratio_verdict
 
 FAMILY = Family("S2", 4)
 LABELS = ("go-nethttp", "go-workerpool")

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict, ratio_verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import judge_claimed_ratio, margin_source
 from loadlab.units import MIB
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_REPRODUCED, judge_ratio
 from loadlab.judgements.s2 import FAMILY, GC_MARK_CLAIMED_RATIO, KEYS, POOL_WORKERS, SOURCE_SECONDS_TO_OOM
+from loadlab.judgements.verdicts import Verdict, ratio_verdict
 
 DESIGN_LABELS = {"spawn": "unbounded", "pool": "pool12"}  # claims.yaml's sides
 LABELS = ("unbounded", "pool12")
@@ -70,7 +71,7 @@ def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, f
     """S2-throughput, -rss, -gc-pause, -gc-mark, -goroutines and -oom on the in-process run."""
     table = processes(frame, float(parameters["duration_s"]))
     limit_mib = parameters.get("memory_limit_mib")
-    context = (f"S2 in-process as S2 ran it (microbench/s2inprocess): {parameters.get('rate_rps', '?'):g} requests "
+    context = (f"S2 in-process as S2 ran it (microbench-programs/s2inprocess): {parameters.get('rate_rps', '?'):g} requests "
                f"a second for {parameters.get('duration_s', '?'):g} s, each {parameters.get('cpu_ms', '?'):g} ms of "
                f"CPU yielding with runtime.Gosched() then {parameters.get('sleep_ms', '?'):g} ms of sleep; a goroutine "
                f"per request vs {parameters.get('workers', POOL_WORKERS)} workers on a channel of "

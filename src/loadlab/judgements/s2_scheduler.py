@@ -22,9 +22,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE
+from loadlab.judgements.verdicts import Verdict
 
 # A counted rate this many times below (or within) the claimed one decides; between, it is inconclusive.
 CLAIM_FACTOR = 10.0

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements._common import (
     both_at_allowance, cpu_allowance_cores, judge_claimed_ratio, setup_text, with_metrics,
 )
 from loadlab.judgements.rule import CONTRADICTED, DIRECTION_ONLY, HOLDS, INCONCLUSIVE, NO_DIFFERENCE, NOT_TESTABLE, Family
+from loadlab.judgements.verdicts import Verdict
 
 FAMILY = Family("S3", 3)
 LABELS = ("go", "rust")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from loadlab import metrics
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements._common import both_at_allowance, judge_claimed_ratio, setup_text, with_metrics
 from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
+from loadlab.judgements.verdicts import Verdict
 
 FAMILY = Family("S4", 4)
 LABELS = ("go", "swoole")

@@ -6,10 +6,11 @@ import dataclasses
 
 import pandas as pd
 
-from loadlab.claims import Claim, Verdict
+from loadlab.claims import Claim
 from loadlab.judgements._common import judge_claimed_ratio
 from loadlab.units import MIB
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, Family
+from loadlab.judgements.verdicts import Verdict
 
 FAMILY = Family("S5", 2)
 LABELS = ("java-platform", "java-virtual")

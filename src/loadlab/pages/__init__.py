@@ -5,8 +5,9 @@
 - claim_rows: per verdict, claimed and measured values, ratios, the command
   that reproduces it and links to its data;
 - noise_band_columns: each verdict's own A/A noise band, for forest plots;
-- capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences, and
-  open_loop_ceiling_text: the open loop's ceiling;
+- capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences,
+  open_loop_ceiling_text: the open loop's ceiling, and CEILING_LINES: the two loadgen
+  utilizations the ceiling figure is read against;
 - overload_reading: notebook 02's reading of where an overload's backlog waited;
 - replication: notebook 99's "does a second run agree?" from reports/replication.json;
 - numbers: how numbers and mappings are printed on a page;
@@ -14,7 +15,7 @@
   the exported pages.
 """
 
-from .capacity import capacity_ranking_text, open_loop_ceiling_text
+from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
 from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
 from .noise import detectable_effect_text, isolation_reading, noise_band_columns, sitting_note, verdict_forest_rows
 from .overload import overload_reading
@@ -23,6 +24,7 @@ from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 from .replication import replication_rows, replication_text
 
 __all__ = [
+    "CEILING_LINES",
     "ProvenanceBlock",
     "capacity_ranking_text",
     "open_loop_ceiling_text",

@@ -7,9 +7,17 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from loadlab.analysis import CAPACITY_HEADROOM_UTILIZATION
+from loadlab.config import LOADGEN_SATURATION_UTILIZATION
 from loadlab.judgements import evidence as evidence_policy
 
 from .numbers import format_number
+
+# The two lines the loadgen's ceiling is read against (`plots.loadgen_ceiling_figure(..., **CEILING_LINES)`), as
+# shares (0-1) of the loadgen's CPU busy: below `headroom` a capacity is the server's (analysis.capacity_ranking);
+# at `saturated` the harness flagged a trial loadgen-saturated when it measured it (config), and the evidence policy
+# leaves it out. The page decides them; the figure only draws them.
+CEILING_LINES = {"headroom": CAPACITY_HEADROOM_UTILIZATION, "saturated": LOADGEN_SATURATION_UTILIZATION}
 
 
 def _interval(value: float, low: float, high: float, unit: str = "") -> str:

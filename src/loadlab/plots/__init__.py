@@ -17,7 +17,8 @@ from .latency import latency_spectrum_figure, percentile_label, percentile_to_ni
 from .lint import LintReport, lint_figure
 from .palette import RUNTIME_COLOURS, SeriesStyle, runtime_colour, runtime_marker, runtime_order
 from .palette import series_style
-from .style import SavedFigure, axis_label, display_values, save_figure, spans_decades, style_context, style_rc
+from .save import SavedFigure, save_figure
+from .style import axis_label, display_values, spans_decades, style_context, style_rc
 from .throughput import ReferenceLine, cpu_per_request_figure, throughput_figure
 from .timeseries import memory_over_time_figure, resources_over_time_figure
 

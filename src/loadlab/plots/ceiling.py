@@ -17,8 +17,6 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import PercentFormatter
 
-from loadlab.config import LOADGEN_SATURATION_UTILIZATION
-
 from ._common import draw_trials, exclusion_reasons, key_handles, legend_below, require_columns, series_handle
 from .palette import runtime_order
 from .style import count_formatter, new_figure, style_context
@@ -26,15 +24,17 @@ from .style import count_formatter, new_figure, style_context
 HEADROOM_COLOUR = "0.55"
 
 
-def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom: float,
+def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom: float, saturated: float,
                            title: str = "The loadgen's ceiling") -> Figure:
     """One panel per way of loading ({panel title: trials}): throughput (req/s) against loadgen CPU (% busy).
 
     Needs columns label, status, throughput_rps, loadgen_cpu_utilization
     (a share of the loadgen's CPUs, 0-1). Dashed: `headroom`, the
-    utilization below which a capacity is the server's; dotted: where a
-    trial counts as loadgen-saturated. Failed and saturated trials are
-    hollow.
+    utilization (0-1) below which a capacity is the server's; dotted:
+    `saturated`, the utilization (0-1) at which a trial counts as
+    loadgen-saturated. The figure draws both lines and decides neither: the
+    caller gives them (`pages.CEILING_LINES`). Failed and saturated trials
+    (the trials' own `loadgen_saturated`) are hollow.
     """
     frames = {name: frame for name, frame in trials_by_panel.items() if frame is not None and not frame.empty}
     if not frames:
@@ -57,7 +57,7 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
                             pd.to_numeric(rows["throughput_rps"], errors="coerce").to_numpy(dtype=float),
                             (reasons.loc[rows.index] != "").to_numpy(), label)
             axis.axvline(headroom, color=HEADROOM_COLOUR, linestyle="--", linewidth=1, zorder=1)
-            axis.axvline(LOADGEN_SATURATION_UTILIZATION, color=HEADROOM_COLOUR, linestyle=":", linewidth=1, zorder=1)
+            axis.axvline(saturated, color=HEADROOM_COLOUR, linestyle=":", linewidth=1, zorder=1)
             axis.set_xlim(0, 1.05)
             axis.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
             axis.set_xlabel("loadgen CPU (% of its core busy)")
@@ -70,7 +70,7 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
         handles += [
             Line2D([], [], color=HEADROOM_COLOUR, linestyle="--", label=f"{headroom:.0%} busy: headroom ends"),
             Line2D([], [], color=HEADROOM_COLOUR, linestyle=":",
-                   label=f"{LOADGEN_SATURATION_UTILIZATION:.0%} busy: saturated"),
+                   label=f"{saturated:.0%} busy: saturated"),
         ]
         handles += key_handles(None, pd.concat(all_reasons, ignore_index=True), median=None, points=None)
         legend_below(figure, handles)

@@ -27,6 +27,9 @@ from typing import NamedTuple
 import matplotlib.colors
 import numpy as np
 
+from loadlab.servers import RUNTIMES
+
+# Keyed by the runtimes' names (`loadlab.servers.RUNTIMES`, in its order; a test keeps the two alike).
 RUNTIME_COLOURS: dict[str, str] = {
     "go-nethttp": "#0072B2",  # blue (Okabe-Ito)
     "go-workerpool": "#E69F00",  # orange (Okabe-Ito)
@@ -52,16 +55,9 @@ RUNTIME_MARKERS: dict[str, str] = {
 # The variant's marker: another filled shape, never a hollow one.
 VARIANT_MARKERS: dict[str, str] = {"o": ">", "s": "<", "^": "d", "v": "p", "D": "h", "P": "8", "X": "H", "*": "d"}
 
-# Short names used by claims.yaml and by java-threads' THREAD_MODEL variants.
-RUNTIME_ALIASES: dict[str, str] = {
-    "go": "go-nethttp",
-    "rust": "rust-tokio",
-    "swoole": "php-swoole",
-    "nginx": "nginx-baseline",
-    "python": "python-asyncio",
-    "java-threads-platform": "java-platform",
-    "java-threads-virtual": "java-virtual",
-}
+# The other names of each runtime (claims.yaml's and the plans' short labels, java-threads' THREAD_MODEL variants),
+# from the one table of runtime names.
+RUNTIME_ALIASES: dict[str, str] = {alias: runtime.name for runtime in RUNTIMES for alias in runtime.aliases()}
 
 # Variant tokens (a server name's suffix, split at "-") drawn as the runtime itself: the
 # reference JDK, the first A/A twin, the pinning switch (its figures compare JDKs).

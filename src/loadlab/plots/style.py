@@ -1,4 +1,4 @@
-"""One look for every figure: seaborn "paper" context, units, tick formats, saving.
+"""One look for every figure: seaborn "paper" context, units, tick formats.
 
 Colours, markers and line styles per runtime live in `palette`. Every
 figure function draws inside `style_context()`, so figures look the same
@@ -6,19 +6,15 @@ whatever the caller's rcParams, and the caller's global state is left
 alone. Memory is shown in MiB everywhere (the tables use MiB too): a
 ``*_bytes`` column is divided by 2**20 before it is drawn (`display_values`)
 and labelled "(MiB)" (`axis_label`); the unit facts and a metric's label come
-from `loadlab.units` and `loadlab.metrics`. `save_figure` lints every figure
-at its saved size (`lint`) before writing it.
+from `loadlab.units` and `loadlab.metrics`. Saving is `save` (`save_figure`),
+which lints every figure at its saved size (`lint`) before writing it;
+this module imports neither.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import warnings
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import NamedTuple
 
 import matplotlib
 import numpy as np
@@ -30,8 +26,6 @@ from matplotlib.ticker import EngFormatter, FuncFormatter, LogLocator, NullForma
 from loadlab import metrics, units
 
 PNG_DPI = 300
-# Set to "1" (the test suite does) to make `save_figure` raise on a lint problem instead of warning.
-STRICT_ENVIRONMENT_VARIABLE = "LOADLAB_STRICT_FIGURES"
 
 
 def style_rc() -> dict:
@@ -159,55 +153,3 @@ def plain_number(value: float) -> str:
 def plain_formatter() -> FuncFormatter:
     """Tick labels with thousands separators and at most 3 significant digits below 1,000."""
     return FuncFormatter(lambda value, _position: plain_number(value))
-
-
-class SavedFigure(NamedTuple):
-    """Where `save_figure` wrote the two files."""
-
-    svg: Path
-    png: Path
-
-
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-def save_figure(fig: Figure, name: str, directory: str | os.PathLike) -> SavedFigure:
-    """Lint `fig` (`lint.lint_figure`), then write it as ``<directory>/<name>.svg`` and ``.png`` (300 dpi).
-
-    A lint problem (overlapping tick labels, a legend over a title or the
-    data, an unreadable number of ticks) is a warning, or an error when the
-    environment variable LOADLAB_STRICT_FIGURES is "1" (the test suite sets
-    it when it executes the notebooks). Returns both paths.
-
-    `name` is a file stem: letters, digits, dot, dash, underscore. Each file
-    is written to a temporary name and renamed, so a reader never sees half
-    a figure. The SVG carries no date, so re-rendering unchanged data gives
-    an identical file.
-    """
-    if not _NAME_PATTERN.match(name) or name.endswith((".svg", ".png")):
-        raise ValueError(f"name={name!r} is not allowed: name must be a file stem of letters, digits, '.', '-', '_'")
-    from .lint import lint_figure  # here, not at the top: lint imports this module
-
-    report = lint_figure(fig)
-    if report.problems:
-        message = f"figure {name!r} is not legible: " + "; ".join(report.problems)
-        if os.environ.get(STRICT_ENVIRONMENT_VARIABLE) == "1":
-            raise ValueError(message)
-        warnings.warn(message, stacklevel=2)
-    target = Path(directory)
-    target.mkdir(parents=True, exist_ok=True)
-    paths = SavedFigure(target / f"{name}.svg", target / f"{name}.png")
-    with style_context():
-        for path, options in (
-            (paths.svg, {"format": "svg", "metadata": {"Date": None}}),
-            (paths.png, {"format": "png", "dpi": PNG_DPI}),
-        ):
-            # Not mkstemp: its 0600 mode would make report figures unreadable to others.
-            temporary = target / f".{name}.{os.getpid()}.partial{path.suffix}"
-            try:
-                fig.savefig(temporary, facecolor="white", **options)
-                os.replace(temporary, path)
-            except BaseException:
-                temporary.unlink(missing_ok=True)
-                raise
-    return paths
