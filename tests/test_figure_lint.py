@@ -22,8 +22,9 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from loadlab import analysis, claims, pages, plans, plots, study  # noqa: E402
+from loadlab import claims, pages, plans, plots, stats, study  # noqa: E402
 from loadlab.analysis import MIB  # noqa: E402
+from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION  # noqa: E402
 
 LINTED_FIGURES: list[str] = []  # names of the figures checked, for the terminal summary (conftest)
 
@@ -104,25 +105,25 @@ def _top_level_series(s) -> pd.DataFrame:
 
 def _aa():
     aa = _run(plans.noise("quick"))
-    return plots.throughput_figure(analysis.with_concurrency(aa.trials), group_column="label", title="A/A control")
+    return plots.throughput_figure(pages.with_concurrency(aa.trials), group_column="label", title="A/A control")
 
 
 def _ceiling():
     ceiling, capacity = _run(plans.loadgen_ceiling("quick")), _run(plans.server_capacity("quick"))
     return plots.loadgen_ceiling_figure({"one request per round trip": ceiling.trials,
                                          f"pipelined {plans.CAPACITY_PIPELINE_DEPTH} deep": capacity.trials},
-                                        headroom=analysis.CAPACITY_HEADROOM_UTILIZATION, title="00: the loadgen's ceiling")
+                                        headroom=CAPACITY_HEADROOM_UTILIZATION, title="00: the loadgen's ceiling")
 
 
 def _overhead(metric):
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
+    trials = pages.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
     return plots.throughput_figure(trials, y_column=metric, group_column="label", title=f"01: {metric}")
 
 
 def _overhead_cpu():
     s = _run(plans.runtime_overhead("quick"))
-    return plots.cpu_per_request_figure(analysis.with_concurrency(s.trials), group_column="label", title="01: CPU")
+    return plots.cpu_per_request_figure(pages.with_concurrency(s.trials), group_column="label", title="01: CPU")
 
 
 def _memory_over_time(plan):
@@ -147,7 +148,7 @@ def _worker_pool_gc():
 def _worker_pool_over_time():
     s = _run(plans.worker_pool("quick", 1, [500.0]))
     level = s.trials["level"].max()
-    over_time = analysis.overload_over_time(s.trials, s.timeseries, s.tables["thread_counts"],
+    over_time = pages.overload_over_time(s.trials, s.timeseries, s.tables["thread_counts"],
                                             s.tables["throughput_timeline"], level)
     return plots.resources_over_time_figure(
         over_time, group_column="label", panels=["memory_in_use_bytes", "established_connections", "successful_rps"],
@@ -176,7 +177,7 @@ def _json_api_forest():
     trials = s.trials.assign(server_cpu_pct=100 * s.trials["server_cpu_seconds"] / s.trials["duration_s"],
                              memory_peak_mib=s.trials["memory_peak_bytes"] / MIB)  # fmt: skip
     level = trials["level"].max()
-    comparison = analysis.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
+    comparison = stats.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
     from loadlab.judgements.margins import margins_from_aa
 
     aa = _run(plans.noise("quick")).trials
@@ -191,7 +192,7 @@ def _io_bound():
     s = _run(plans.io_coroutines("quick"))
     levels = sorted(s.trials["level"].unique())
     bound = plots.ReferenceLine("Little's law bound", levels, [level / 0.010 for level in levels])
-    return plots.throughput_figure(analysis.with_concurrency(s.trials), group_column="label", reference_lines=[bound],
+    return plots.throughput_figure(pages.with_concurrency(s.trials), group_column="label", reference_lines=[bound],
                                    title="04: throughput vs the bound")  # fmt: skip
 
 
@@ -202,7 +203,7 @@ def _virtual_threads_resources():
 
 def _pinning():
     p = _run(plans.pinning("quick"))
-    return plots.throughput_figure(analysis.with_concurrency(p.trials), group_column="label", title="05: pinning")
+    return plots.throughput_figure(pages.with_concurrency(p.trials), group_column="label", title="05: pinning")
 
 
 def _every_verdict_forest():
@@ -270,7 +271,7 @@ def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend
 
 def test_one_level_is_a_category_axis_and_memory_is_in_mib():
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
+    trials = pages.with_concurrency(s.trials.assign(memory_peak_mib=s.trials["memory_peak_bytes"] / MIB))
     top = trials[trials["level"] == 1000]  # the reference run may sweep several levels: keep one
     figure = plots.throughput_figure(top, y_column="memory_peak_mib", group_column="label", title="01: one level")
     axes = figure.axes[0]

@@ -11,7 +11,8 @@ import pytest
 
 ANALYSIS_SIDE = (
     "loadlab.config", "loadlab.experiment", "loadlab.plans", "loadlab.rundir", "loadlab.tables",
-    "loadlab.analysis", "loadlab.claims", "loadlab.judgements", "loadlab.judgements.s1",
+    "loadlab.analysis", "loadlab.claims", "loadlab.judgements", "loadlab.judgements.capacity",
+    "loadlab.judgements.profiler_overhead", "loadlab.judgements.s1",
     "loadlab.judgements.s1_profiles", "loadlab.judgements.s2_scheduler", "loadlab.profile_tables",
     "loadlab.judgements.replication", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",

@@ -1,4 +1,4 @@
-"""The capacity ranking (analysis.capacity_ranking) told in sentences, numbers as the table gives them."""
+"""The capacity ranking (judgements.capacity.capacity_ranking) told in sentences, numbers as the table gives them."""
 
 from __future__ import annotations
 
