@@ -22,7 +22,7 @@ import pytest  # noqa: E402
 from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from loadlab import analysis, judgements, pages, plans, plots, study  # noqa: E402
+from loadlab import judgements, pages, plans, plots, stats, study  # noqa: E402
 
 LINTED_FIGURES: list[str] = []  # names of the figures checked, for the terminal summary (conftest)
 
@@ -103,7 +103,7 @@ def _top_level_series(s) -> pd.DataFrame:
 
 def _aa():
     aa = _run(plans.noise("quick"))
-    return plots.throughput_figure(analysis.with_concurrency(aa.trials), group_column="label", title="A/A control")
+    return plots.throughput_figure(pages.with_concurrency(aa.trials), group_column="label", title="A/A control")
 
 
 def _ceiling():
@@ -115,13 +115,13 @@ def _ceiling():
 
 def _overhead(metric):
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
+    trials = pages.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
     return plots.throughput_figure(trials, y_column=metric, group_column="label", title=f"01: {metric}")
 
 
 def _overhead_cpu():
     s = _run(plans.runtime_overhead("quick"))
-    return plots.cpu_per_request_figure(analysis.with_concurrency(s.trials), group_column="label", title="01: CPU")
+    return plots.cpu_per_request_figure(pages.with_concurrency(s.trials), group_column="label", title="01: CPU")
 
 
 def _memory_over_time(plan):
@@ -146,7 +146,7 @@ def _worker_pool_gc():
 def _worker_pool_over_time():
     s = _run(plans.worker_pool("quick", 1, [500.0]))
     level = s.trials["level"].max()
-    over_time = analysis.overload_over_time(s.trials, s.timeseries, s.tables["thread_counts"],
+    over_time = pages.overload_over_time(s.trials, s.timeseries, s.tables["thread_counts"],
                                             s.tables["throughput_timeline"], level)
     return plots.resources_over_time_figure(
         over_time, group_column="label", panels=["memory_in_use_bytes", "established_connections", "successful_rps"],
@@ -174,7 +174,7 @@ def _json_api_forest():
     s = _run(plans.json_api("quick"))
     trials = s.trials  # server_cpu_pct and memory_peak_mib: derived on load (loadlab.metrics)
     level = trials["level"].max()
-    comparison = analysis.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
+    comparison = stats.compare_at_level(trials, [("go", "rust")], ["throughput_rps", "server_cpu_pct", "memory_peak_mib"], level)
     from loadlab.judgements.margins import margins_from_aa
 
     aa = _run(plans.noise("quick")).trials
@@ -189,7 +189,7 @@ def _io_bound():
     s = _run(plans.io_coroutines("quick"))
     levels = sorted(s.trials["level"].unique())
     bound = plots.ReferenceLine("Little's law bound", levels, [level / 0.010 for level in levels])
-    return plots.throughput_figure(analysis.with_concurrency(s.trials), group_column="label", reference_lines=[bound],
+    return plots.throughput_figure(pages.with_concurrency(s.trials), group_column="label", reference_lines=[bound],
                                    title="04: throughput vs the bound")  # fmt: skip
 
 
@@ -200,7 +200,7 @@ def _virtual_threads_resources():
 
 def _pinning():
     p = _run(plans.pinning("quick"))
-    return plots.throughput_figure(analysis.with_concurrency(p.trials), group_column="label", title="05: pinning")
+    return plots.throughput_figure(pages.with_concurrency(p.trials), group_column="label", title="05: pinning")
 
 
 def _every_verdict_forest():
@@ -268,7 +268,7 @@ def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend
 
 def test_one_level_is_a_category_axis_and_memory_is_in_mib():
     s = _run(plans.runtime_overhead("quick"))
-    trials = analysis.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
+    trials = pages.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
     top = trials[trials["level"] == 1000]  # the reference run may sweep several levels: keep one
     figure = plots.throughput_figure(top, y_column="memory_peak_mib", group_column="label", title="01: one level")
     axes = figure.axes[0]

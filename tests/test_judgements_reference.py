@@ -290,12 +290,13 @@ def test_evidence_keeps_the_reason_of_every_exclusion():
 
 
 def test_profiler_overhead_on_the_committed_run(processed):
-    from loadlab import analysis, plans
+    from loadlab import plans
+    from loadlab.judgements.profiler_overhead import profiler_overhead
 
     run_id, run = _run("06-profiler-overhead-quick", processed)
     trials = run["trials"]
     pairs = [pair for pair in plans.profiler_overhead_pairs() if set(pair) <= set(trials["label"])]
-    table = analysis.profiler_overhead(trials, pairs)
+    table = profiler_overhead(trials, pairs)
     assert list(zip(table["without"], table["with"])) == pairs
     measured = table.dropna(subset=["ratio"])
     assert len(measured) >= 1, "no profiler's overhead could be estimated from the committed run"
@@ -335,12 +336,12 @@ def test_s2_oom_counts_every_server_and_times_each_kill(processed):
 
 
 def test_s2_over_time_frame_holds_each_series_on_its_own_clock(processed):
-    from loadlab import analysis
+    from loadlab import pages
 
     run_id, run = _run("02-worker-pool-quick", processed)
     trials = run["trials"]
     level = trials["level"].max()
-    frame = analysis.overload_over_time(trials, run["timeseries"], run["thread_counts"], run["throughput_timeline"], level)
+    frame = pages.overload_over_time(trials, run["timeseries"], run["thread_counts"], run["throughput_timeline"], level)
     assert set(frame["trial"]) <= set(trials.loc[trials["level"] == level, "trial"])
     columns = ["memory_in_use_bytes", "established_connections", "successful_rps"]
     # Every row holds exactly one of the three series.

@@ -11,7 +11,8 @@ import pytest
 
 ANALYSIS_SIDE = (
     "loadlab.config", "loadlab.experiment", "loadlab.plans", "loadlab.rundir", "loadlab.tables",
-    "loadlab.analysis", "loadlab.claims", "loadlab.judgements", "loadlab.judgements.verdicts", "loadlab.judgements.s1",
+    "loadlab.claims", "loadlab.judgements", "loadlab.judgements.verdicts", "loadlab.judgements.capacity",
+    "loadlab.judgements.profiler_overhead", "loadlab.judgements.s1",
     "loadlab.judgements.s1_profiles", "loadlab.judgements.s2_scheduler", "loadlab.profile_tables",
     "loadlab.judgements.replication", "loadlab.stats", "loadlab.plots", "loadlab.profiles",
     "loadlab.loadgen.wrk", "loadlab.loadgen.vegeta", "loadlab.contract", "loadlab.contract.verify",
@@ -72,11 +73,11 @@ FLOORS = (
     ("what is measured and claimed", ("servers", "config", "experiment", "claims")),
     ("raw runs", ("loadgen", "rundir", "hostfacts")),
     ("tables", ("profile_tables", "tables")),
-    ("analysis", ("analysis", "latency_curve")),
+    ("analysis", ("latency_curve",)),
     ("judgements", ("judgements",)),
     ("figures", ("plots",)),
     ("pages", ("pages",)),
-    ("the notebooks' plans", ("plans",)),
+    ("the notebooks' plans", ("plans", "microbench_plans")),
     ("measurement", ("harness",)),
     ("entry points", ("study", "report", "cli")),
 )

@@ -214,11 +214,12 @@ def test_the_block_says_whether_connections_were_reused():
 def test_the_capacity_ranking_is_told_with_the_tables_numbers():
     """On the committed ceiling run (3 trials a server): nginx at one loadgen core's limit has no trial with
     headroom; go has 3, fewer than a 95% interval needs, so neither is ranked, and the text says so."""
-    from loadlab import analysis, tables
+    from loadlab import tables
+    from loadlab.judgements import capacity
 
     trials = tables.load_run(reference_run("00-loadgen-ceiling-quick"))["trials"]
-    ranking = analysis.capacity_ranking(trials)
-    text = pages.capacity_ranking_text(ranking, analysis.CAPACITY_HEADROOM_UTILIZATION, "a whole core",
+    ranking = capacity.capacity_ranking(trials)
+    text = pages.capacity_ranking_text(ranking, capacity.CAPACITY_HEADROOM_UTILIZATION, "a whole core",
                                        {"swoole": "no image"})
     nginx = ranking.set_index("label").loc["nginx-baseline"]
     assert pd.isna(nginx["rank"]) and nginx["loadgen_utilization_max"] >= 0.8
@@ -239,17 +240,18 @@ def test_the_hosts_connection_ceiling_is_said_when_the_run_recorded_it():
 
 def test_the_pipelined_capacity_run_ranks_servers_with_loadgen_headroom():
     """On the committed capacity run: every ranked server had its loadgen below 80% busy in the trials used."""
-    from loadlab import analysis, tables
+    from loadlab import tables
+    from loadlab.judgements import capacity
 
     trials = tables.load_run(reference_run("00-server-capacity-quick"))["trials"]
-    ranking = analysis.capacity_ranking(trials)
+    ranking = capacity.capacity_ranking(trials)
     ranked = ranking[ranking["rank"].notna()]
     assert len(ranked) >= 2 and ranked["rank"].iloc[0] == 1
     assert (ranked["throughput_rps"].diff().dropna() <= 0).all()  # ranked from the fastest down
     used = trials[(trials["status"] == "ok") & (trials["loadgen_cpu_utilization"] < 0.8)]
     for row in ranked.itertuples():
         assert row.trials_with_headroom == int((used["label"] == row.label).sum()) >= 6
-    text = pages.capacity_ranking_text(ranking, analysis.CAPACITY_HEADROOM_UTILIZATION, "pipelined")
+    text = pages.capacity_ranking_text(ranking, capacity.CAPACITY_HEADROOM_UTILIZATION, "pipelined")
     first = ranked.iloc[0]
     assert f"1. **{first['label']}**: {pages.format_number(first['throughput_rps'])} req/s" in text
 
@@ -293,15 +295,15 @@ def test_the_isolation_reading_names_the_modes_whose_windows_were_disturbed():
 
 
 def test_the_detectable_effect_text_gives_quick_full_and_the_trials_a_target_needs():
-    from loadlab import analysis
+    from loadlab import stats
 
     table = pd.DataFrame([{"mode": "docker", "between_instance_cv": 0.035, "within_instance_cv": 0.021},
                           {"mode": "cgroup", "between_instance_cv": 0.05, "within_instance_cv": 0.02}])
     text = pages.detectable_effect_text(table, 6, 10)
-    quick, full = analysis.minimum_detectable_ratio(0.035, 6), analysis.minimum_detectable_ratio(0.035, 10)
+    quick, full = stats.minimum_detectable_ratio(0.035, 6), stats.minimum_detectable_ratio(0.035, 10)
     assert f"a ratio of ×{quick:.3f}" in text and "between-instance CV of 3.5%" in text
     assert f"The full profile's 10 trials a side detect ×{full:.3f}" in text
-    assert f"detecting ×1.03 at this spread takes {analysis.trials_for_detectable_ratio(0.035, 1.03)} trials a side" in text
+    assert f"detecting ×1.03 at this spread takes {stats.trials_for_detectable_ratio(0.035, 1.03)} trials a side" in text
 
 
 def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_run(tmp_path):
@@ -352,7 +354,8 @@ def test_the_open_loop_ceiling_names_the_highest_rate_held_and_why_the_next_was_
 
 
 def test_the_ceiling_figure_is_read_against_the_headroom_and_saturation_the_analysis_uses():
-    from loadlab import analysis, config
+    from loadlab import config
+    from loadlab.judgements import capacity
 
-    assert pages.CEILING_LINES == {"headroom": analysis.CAPACITY_HEADROOM_UTILIZATION,
+    assert pages.CEILING_LINES == {"headroom": capacity.CAPACITY_HEADROOM_UTILIZATION,
                                    "saturated": config.LOADGEN_SATURATION_UTILIZATION}

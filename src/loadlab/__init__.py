@@ -5,7 +5,7 @@ the owner of each stage): `loadlab.harness` (images -> container -> warm up
 -> measure -> collect -> raw run folder; the only part that talks to
 Docker), `loadlab.contract` (the server contract, verify, fuzz), then the
 analysis, which never imports the harness: `loadlab.tables` (tidy tables) ->
-`loadlab.stats` / `analysis` / `claims` -> `loadlab.plots` -> notebooks ->
+`loadlab.stats` / `judgements` / `claims` -> `loadlab.plots` -> `loadlab.pages` -> notebooks ->
 `loadlab.report` (HTML).
 """
 

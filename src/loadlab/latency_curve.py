@@ -15,16 +15,21 @@ did not, by two tests on the medians of its trials:
 
 Only ok trials count; a trial whose loadgen was saturated did not offer what
 was asked, so it is left out of the medians (and drawn hollow).
+
+`merged_latency` is the other reading of an open loop's latency: every
+request of a condition's trials together, their histograms merged.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 
 from loadlab import stats
+from loadlab.loadgen import vegeta
 
 # A server that serves less than 95% of what is offered is not keeping up (an open loop at a rate it can serve
 # is answered in full, give or take the requests still in flight when the window closes).
@@ -149,3 +154,29 @@ def highest_level_below_knee(curve: pd.DataFrame, label: str) -> float | None:
         if knee.label == label:
             return knee.below
     return None
+
+
+def merged_latency(trials: pd.DataFrame, by: Sequence[str] = ("label", "level")) -> pd.DataFrame:
+    """Open loop: per condition, the latency of every request of its ok trials together.
+
+    The trials' HdrHistograms (`latency_histogram_hdr`) are merged, counts
+    added, and read once (loadlab.stats.latency's percentile definition):
+    latency_p50_s ... latency_p99_99_s, latency_max_s, with requests and
+    trials_ok. A stalled trial's tail then counts for what it is, which a
+    median of per-trial p99s hides. Conditions without histograms (closed
+    loop: wrk keeps none) are left out.
+    """
+    columns = [*by, *(stats.percentile_column(p) for p in stats.SUMMARY_PERCENTILES), "latency_max_s", "requests", "trials_ok"]
+    if trials.empty or "latency_histogram_hdr" not in trials:
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for keys, group in trials[trials["status"] == "ok"].groupby(list(by), sort=True):
+        histograms = [h for h in group["latency_histogram_hdr"] if isinstance(h, str)]
+        if not histograms:
+            continue
+        spectrum = stats.hdr_latency_spectrum(histograms, value_unit_s=vegeta.HISTOGRAM_UNIT_S)
+        row = dict(zip(by, keys if isinstance(keys, tuple) else (keys,)))
+        row.update({stats.percentile_column(p): value for p, value in zip(stats.SUMMARY_PERCENTILES, spectrum)})
+        row.update(latency_max_s=spectrum.max_s, requests=spectrum.count, trials_ok=len(histograms))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)

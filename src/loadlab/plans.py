@@ -109,7 +109,7 @@ CEILING_SERVERS = [
     ServerEntry("php-swoole", label="swoole"), ServerEntry("go-nethttp", label="go"),
 ]
 # Pipelined requests cost wrk a fraction of one request per round trip, so a server faster than one loadgen core
-# is measured on a whole core with the loadgen below analysis.CAPACITY_HEADROOM_UTILIZATION.
+# is measured on a whole core with the loadgen below judgements.capacity.CAPACITY_HEADROOM_UTILIZATION.
 CAPACITY_PIPELINE_DEPTH = 16
 
 
@@ -282,6 +282,16 @@ S2_IN_PROCESS = {
            "request_bytes": 1024, "repetitions": repetitions, "memory_limit_mib": 1024, "cpuset": "1"}
     for name, duration, repetitions in (("smoke", 3.0, 1), ("quick", 60.0, 6), ("full", 60.0, 10))
 }
+
+
+def worker_pool_rates(profile_name: str, capacity_rps: float) -> list[float]:
+    """02's offered rates (req/s): `WORKER_POOL_LOAD_FACTORS` times the server's capacity."""
+    return [capacity_rps * factor for factor in WORKER_POOL_LOAD_FACTORS[profile(profile_name).name]]
+
+
+def scheduler_call_rates(profile_name: str, capacity_rps: float) -> list[float]:
+    """02's offered rates (req/s) for the counted run: `SCHEDULER_CALL_LOAD_FACTORS` times the capacity."""
+    return [capacity_rps * factor for factor in SCHEDULER_CALL_LOAD_FACTORS[profile(profile_name).name]]
 
 
 def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:

@@ -1,5 +1,6 @@
-"""What a notebook calls: measure an experiment (or reuse a run) and get its tables.
+"""What a notebook calls: open its page, measure an experiment (or reuse a run) and get its tables.
 
+    PAGE = open_page(NOTEBOOK, profile, run_id)
     study = measure_or_load(plans.json_api(profile), run_id=run_id)
     study.trials, study.latency, study.timeseries, study.missing
 
@@ -22,7 +23,11 @@ from loadlab import paths, rundir
 from loadlab import tables as tidy_tables
 from loadlab.errors import LoadlabError
 from loadlab.experiment import Experiment
+from loadlab.microbench_plans import TablePlan
 from loadlab.servers import get_server
+
+# The trial columns a per-second or per-request table is read with (which condition, and whether it is evidence).
+TRIAL_COLUMNS = ["trial", "label", "level", "status", "failure_reason", "loadgen_saturated"]
 
 
 @dataclass
@@ -66,6 +71,23 @@ class Study:
         if trials.empty:
             return trials
         return trials[trials["status"] != "ok"][["trial", "condition", "failure_reason"]]
+
+    def with_trial_columns(self, table: str) -> pd.DataFrame:
+        """One of the run's tables ("timeseries", "latency", ...) with each row's trial's TRIAL_COLUMNS."""
+        return self.tables[table].merge(self.trials[TRIAL_COLUMNS], on="trial")
+
+    def series_at_top_level(self) -> pd.DataFrame:
+        """The sampler's series (4 a second) of the trials at the run's highest level, with their TRIAL_COLUMNS and
+        the names the over-time figures read (`memory_in_use_bytes`, `tasks`)."""
+        series = self.with_trial_columns("timeseries")
+        return series[series["level"] == series["level"].max()].rename(
+            columns={"server_memory_in_use_bytes": "memory_in_use_bytes", "server_tasks": "tasks"})
+
+    def open_file_limits(self) -> list[int]:
+        """The open-file limits the server containers ran with (each trial's raw record), distinct and sorted."""
+        limits = {rundir.read_json(self.run_dir / rundir.TRIALS / str(trial) / "trial.json").get("open_file_limit")
+                  for trial in self.trials["trial"]}
+        return sorted(limit for limit in limits if limit)
 
 
 def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, dict[str, str]]:
@@ -237,3 +259,125 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
         "provenance": provenance.collect(), "trial_order": [], "trials": {},
     })
     return frame, run.run_id
+
+
+def measure_or_load_table(plan: TablePlan, run_id: str | None = None, raw_dir: Path = paths.RAW_DIR
+                          ) -> tuple[pd.DataFrame, str]:
+    """`measure_or_load_frame` for a plan of `loadlab.microbench_plans`: the harness function it names is called
+    (with the engine's client first where it needs one) only when measuring."""
+    return measure_or_load_frame(plan.name, lambda: _measure_table(plan), run_id, raw_dir, plan.parameters)
+
+
+def _measure_table(plan: TablePlan) -> pd.DataFrame:
+    import importlib
+
+    from loadlab.harness import engine
+
+    module, function = plan.function.rsplit(".", 1)
+    measure = getattr(importlib.import_module(f"loadlab.harness.{module}"), function)
+    return measure(engine.ensure_engine(), **plan.arguments) if plan.needs_engine else measure(**plan.arguments)
+
+
+@dataclass
+class Page:
+    """What a notebook's cells use, set up by its first call (`open_page`): where its figures go, the claims and
+    their sources, and the provenance block at the top of the page, which `show` fills in at the end."""
+
+    notebook: str
+    figures: Path  # reports/figures/<notebook>/
+    sources: dict  # source id -> claims.Source
+    claims: dict  # claim id -> claims.Claim
+    provenance: object  # pages.ProvenanceBlock
+
+    def figure(self, figure, name: str):
+        """Save `figure` as <figures>/<name>.svg and .png (plots.save_figure lints it first); the figure, to show."""
+        from loadlab import plots
+
+        plots.save_figure(figure, name, self.figures)
+        return figure
+
+    def introduce(self, study: Study, versions: bool = True) -> None:
+        """A run's opening lines: its id, the runtimes' versions (`versions`), the servers left out and why, and
+        the trials that failed."""
+        from IPython.display import Markdown, display
+
+        from loadlab import pages
+
+        print("run:", study.run_id)
+        if versions:
+            display(pd.Series(pages.runtime_versions(study.run_dir), name="runtime version").to_frame())
+        if study.missing:
+            display(Markdown("**Left out (image cannot be built here):** "
+                             + "; ".join(f"{k}: {v}" for k, v in study.missing.items())))
+        display(study.failures())
+
+    def summary(self, trials: pd.DataFrame, metrics: list[str], scale: dict[str, float] | None = None,
+                columns: dict[str, str] | None = None, note: bool = True) -> pd.DataFrame:
+        """Show each condition's median [CI] of `metrics` (a metric divided by `scale`'s factor, columns renamed by
+        `columns`), and under it (`note`) what its trial count can support; the summary's numbers, for later cells."""
+        from IPython.display import Markdown, display
+
+        from loadlab import pages, stats
+
+        summary = stats.condition_summary(trials, metrics)
+        display(pages.format_summary(summary, metrics, scale=scale).rename(columns=columns or {}))
+        spread = pages.spread_note(int(summary["trials_ok"].min())) if note and len(summary) else ""
+        if spread:
+            display(Markdown(f"*{spread}.*"))
+        return summary
+
+    def say(self, text: str) -> None:
+        """Show `text` as Markdown; nothing when it is empty (a note that has nothing to say)."""
+        from IPython.display import Markdown, display
+
+        if text:
+            display(Markdown(text))
+
+    def record(self, verdicts: list) -> object:
+        """Save the page's verdicts (reports/verdicts/<notebook>.json) and list them, to show."""
+        from IPython.display import Markdown
+
+        from loadlab import judgements, pages
+
+        judgements.save_verdicts(verdicts, self.notebook)
+        return Markdown(pages.verdict_list(verdicts))
+
+    def show(self, runs, sources=None, verdicts: list | None = None) -> None:
+        """Fill in the provenance block with the runs the page used; with `verdicts`, show each beside its claim."""
+        from IPython.display import HTML, display
+
+        from loadlab import pages
+
+        self.provenance.show(runs, sources)
+        if verdicts is not None:
+            display(HTML(pages.claim_table_html(pages.claim_rows(verdicts, self.claims))))
+
+
+def open_page(notebook: str, profile: str, run_id: str | None, figures_dir: Path = paths.FIGURES_DIR) -> Page:
+    """A notebook's first call: figures inline as SVG, tables printed as the reports print them, the claims read,
+    and the provenance block's placeholder shown at the top of the page (filled in by `Page.show`)."""
+    from loadlab import claims, pages
+
+    _inline_svg_figures()
+    pd.set_option("display.width", 200, "display.max_columns", 30)
+    pages.use_report_display_options()  # tables print at most 4 significant digits
+    sources, claimed = claims.load_claims()
+    provenance = pages.ProvenanceBlock(notebook, profile, run_id)
+    provenance.placeholder()
+    return Page(notebook, Path(figures_dir) / notebook, sources, claimed, provenance)
+
+
+def _inline_svg_figures() -> None:
+    """What `%matplotlib inline` does, from code, and figures embedded as SVG (vector graphics in the HTML reports).
+    Outside IPython (a script, a test) nothing changes."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+    shell.enable_matplotlib("inline")
+    set_matplotlib_formats("svg")

@@ -20,7 +20,7 @@ all alike:
 Each instance: start, wait for /health, a discarded warm-up, then
 `windows` consecutive closed-loop wrk windows from the loadgen container on
 the loadgen CPU. One row per window (mode, instance, window,
-throughput_rps, errors). `loadlab.analysis.isolation_noise` splits the
+throughput_rps, errors). `loadlab.stats.isolation_noise` splits the
 spread into within- and between-instance parts.
 
 Plain cgroups need root and a cgroup file system this process can write;

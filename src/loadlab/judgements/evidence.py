@@ -80,6 +80,13 @@ def exclusion_reason(row) -> str | None:
     return None
 
 
+def evidence_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials a verdict may use, as a table's rows: ok, and a loadgen with headroom (`exclusion_reason`'s first
+    two reasons, vectorized; `evidence_rows` also drops a level's shortfall)."""
+    saturated = trials["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in trials else False
+    return trials[(trials["status"] == "ok") & ~saturated]
+
+
 def evidence_rows(trials: pd.DataFrame) -> pd.DataFrame:
     """The rows of `trials` that may be evidence (no reason to leave them out)."""
     keep = [exclusion_reason(row) is None for row in trials.to_dict("records")]

@@ -36,6 +36,7 @@ rule then has no "within noise" verdict for it.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
@@ -186,3 +187,11 @@ def noise_margins(study, metrics: Iterable[str], raw_dir: Path | None = None) ->
     if aa_dir is None:
         return NoiseMargins(why=f"no complete A/A run in the sitting of run {manifest.get('run_id')}")
     return margins_from_aa(tables.load_run(aa_dir, raw_dir)["trials"], metrics, aa_run_id=aa_dir.name)
+
+
+def write_noise_floor(path: Path, aa_run_id: str, margins: NoiseMargins, noise: dict) -> Path:
+    """Notebook 00's record of this sitting's noise (reports/noise-floor.json): the A/A run, each metric's margin
+    and instance spread, and stats.noise_floor's throughput CVs and ratio."""
+    rundir.write_json_atomic(path, json.loads(json.dumps(
+        {"run_id": aa_run_id, "margins": dict(margins), "instance_spreads": margins.spreads, **noise}, default=float)))
+    return path

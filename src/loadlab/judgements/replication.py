@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab import rundir
-from loadlab.analysis import evidence_trials
+from loadlab.judgements.evidence import evidence_trials
 from loadlab.judgements.verdicts import load_verdicts
 from loadlab.rundir import write_json_atomic
 from loadlab.stats import shift_ratio_interval

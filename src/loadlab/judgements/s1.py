@@ -442,3 +442,13 @@ def numa(notebook: str, run_id: str, node_dir: Path = Path("/sys/devices/system/
         "'per-P scheduler' change in Go 1.22 (Go's scheduler has had per-P run queues since Go 1.1, 2013)",
         notebook, run_id, measured={"numa_nodes": nodes})
 
+
+
+def per_connection_at_top_level(trials: pd.DataFrame) -> pd.DataFrame:
+    """`per_connection_columns` of the evidence trials at the run's highest level, from its lowest; empty with fewer
+    than two levels (nothing to divide by)."""
+    levels = sorted(trials["level"].unique())
+    if len(levels) < 2:
+        return pd.DataFrame()
+    per = per_connection_columns(evidence_policy.evidence_trials(trials), levels[0], levels[-1])
+    return per[per["level"] == levels[-1]]

@@ -289,3 +289,18 @@ def flame_rust(trials: pd.DataFrame, cpu_stacks: pd.DataFrame, claim: Claim, not
                                 for name, est in estimates.items()},
                              "scheduler_self": {"median_pct": scheduler_self.median, "ci_low_pct": scheduler_self.ci_low,
                                                 "ci_high_pct": scheduler_self.ci_high}})
+
+
+def enough_samples(*counts: int) -> bool:
+    """Whether every one of `counts` (CPU samples) reaches MIN_SAMPLES, the fewest a share of them needs."""
+    return min(counts) >= MIN_SAMPLES
+
+
+def ranked_functions(cpu_functions: pd.DataFrame, trial_ids, n: int = 8) -> pd.DataFrame | None:
+    """The `n` functions with the largest median share on top of the stack over `trial_ids`, with their share
+    anywhere in it; None when the median trial sampled fewer than MIN_SAMPLES stacks (too few to rank)."""
+    per_trial = cpu_functions[cpu_functions["trial"].isin(list(trial_ids))].groupby("trial")["trial_samples"].first()
+    if per_trial.empty or per_trial.median() < MIN_SAMPLES:
+        return None
+    return top_functions(cpu_functions, trial_ids, "self_pct", n).merge(
+        top_functions(cpu_functions, trial_ids, "total_pct", 10_000), on="function", how="left")

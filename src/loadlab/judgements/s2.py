@@ -331,3 +331,12 @@ def feasibility(trials: pd.DataFrame, notebook: str, run_id: str) -> Verdict:
         "S2-feasibility", IMPOSSIBLE,
         "2,000 req/s x 10 ms of CPU = 20 CPU-seconds of work per second, but 4 cores give 4 CPU-seconds per second: "
         f"at most 400 req/s. {here}", notebook, run_id, measured=measured)
+
+
+def window_gc_events(gc_events: pd.DataFrame, trials: pd.DataFrame, level) -> pd.DataFrame:
+    """The GC events inside the measured windows of the trials at offered `level`, with each trial's label."""
+    if gc_events.empty:
+        return gc_events
+    window_gc = gc_events[gc_events["in_window"] == True]  # noqa: E712  (a nullable column)
+    events = window_gc.merge(trials[["trial", "label", "level"]], on="trial")
+    return events[events["level"] == level]

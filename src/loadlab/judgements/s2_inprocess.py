@@ -156,3 +156,10 @@ def out_of_memory(table: pd.DataFrame, limit_mib, notebook: str, run_id: str, co
                    f"request ({int(table.loc[table['label'] == 'unbounded', 'goroutines_peak'].median()):,} goroutines, "
                    "about 2.6 KiB each with the request's state) against the source's 1.24 GB at its crash",
                    notebook, run_id, context=context, measured=measured)
+
+
+def seconds(rows: pd.DataFrame) -> pd.DataFrame:
+    """The in-process program's once-a-second rows (RSS, goroutines), each labelled with its design's side
+    (`DESIGN_LABELS`), for the over-time figure."""
+    per_second = rows[rows["event"] == "second"]
+    return per_second.assign(label=per_second["design"].map(DESIGN_LABELS))

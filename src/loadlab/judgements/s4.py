@@ -126,3 +126,14 @@ def stack(notebook: str, run_id: str) -> Verdict:
         "page (SW_DEFAULT_PHP_STACK_PAGE_SIZE = 8 KiB in Swoole's php_swoole_coroutine.h) on top of its C stack "
         "(SW_DEFAULT_C_STACK_SIZE = 2 MiB of address space in swoole_config.h, touched only as used), so '8 KB' is the PHP stack, not the whole cost",
         notebook, run_id)
+
+
+def memory_per_request_kib(summary: pd.DataFrame) -> pd.Series:
+    """Per server, the extra memory per in-flight request (KiB): the median peak memory (`memory_peak_mib`, a
+    condition summary's column) at the highest level less that at the lowest, over the connections between them;
+    empty with fewer than two levels."""
+    memory = summary.pivot(index="label", columns="level", values="memory_peak_mib")
+    if memory.shape[1] < 2:
+        return pd.Series(dtype=float, name="extra memory per in-flight request (KiB, medians)")
+    low, high = min(memory.columns), max(memory.columns)
+    return ((memory[high] - memory[low]) * 1024 / (high - low)).rename("extra memory per in-flight request (KiB, medians)")

@@ -128,3 +128,27 @@ def stacks(parked: pd.DataFrame, notebook: str, run_id: str) -> Verdict:
         f"(medians of {len(parked)} runs of 10,000 parked threads)",
         notebook, run_id, context="microbenchmark: 10,000 threads parked at once, in a fresh JVM per run",
         measured={"platform_reserved_bytes": reserved, "platform_rss_bytes": resident, "virtual_heap_bytes": virtual_heap})
+
+
+def jdk_comparisons(latch: pd.DataFrame) -> pd.DataFrame:
+    """The sqrt-latch microbenchmark's platform vs virtual comparison of elapsed time and peak RSS growth (MiB), per
+    JDK (its major version, `jdk`), on one value per JVM (`per_jvm_medians`: the JVMs are the trials, as JMH's forks
+    are); the tables concatenated, each row with its `jdk`, not yet Holm-adjusted."""
+    from loadlab import stats
+
+    latch = latch.assign(jdk=latch["version"].str.split(".").str[0],
+                         peak_rss_delta_mib=latch["peak_rss_delta_bytes"] / MIB)
+    tables = []
+    for jdk in sorted(latch["jdk"].unique()):
+        subset = per_jvm_medians(latch[latch["jdk"] == jdk], ["elapsed_ms", "peak_rss_delta_mib"])
+        tables.append(stats.compare_conditions(subset, [("java-platform", "java-virtual")],
+                                               ["elapsed_ms", "peak_rss_delta_mib"], condition_column="condition")
+                      .assign(jdk=jdk))
+    return pd.concat(tables, ignore_index=True)
+
+
+def with_gc_pause_total(trials: pd.DataFrame, gc_events: pd.DataFrame) -> pd.DataFrame:
+    """`trials` with `gc_pause_total_s`: the seconds of GC pause inside each trial's measured window (0 without any)."""
+    window_gc = gc_events[gc_events["in_window"] == True] if not gc_events.empty else gc_events  # noqa: E712
+    pause_total = window_gc.groupby("trial")["pause_s"].sum() if not window_gc.empty else pd.Series(dtype=float)
+    return trials.assign(gc_pause_total_s=trials["trial"].map(pause_total).fillna(0.0))

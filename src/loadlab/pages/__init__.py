@@ -8,7 +8,9 @@
 - capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences,
   open_loop_ceiling_text: the open loop's ceiling, and CEILING_LINES: the two loadgen
   utilizations the ceiling figure is read against;
-- overload_reading: notebook 02's reading of where an overload's backlog waited;
+- overload_over_time and overload_reading: notebook 02's overload over each window, and where its backlog waited;
+- overhead: notebook 06's reading of what each profiler costs;
+- summary: a run's per-condition table as a page prints it (recorded metrics, milliseconds, `median [low, high]`);
 - replication: notebook 99's "does a second run agree?" from reports/replication.json;
 - numbers: how numbers and mappings are printed on a page;
 - html_checks and browser: what the tests (and `loadlab notebooks`) check on
@@ -16,12 +18,23 @@
 """
 
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
-from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_runs, verdict_sources
-from .noise import detectable_effect_text, isolation_reading, noise_band_columns, sitting_note, verdict_forest_rows
-from .overload import overload_reading
+from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_list, verdict_runs, verdict_sources
+from .noise import (
+    detectable_effect_text,
+    isolation_reading,
+    isolation_sitting_note,
+    noise_band_columns,
+    noise_floor_text,
+    sitting_note,
+    spread_test_text,
+    verdict_forest_rows,
+)
+from .overhead import margin_sentence, overhead_lines, ranked_functions_heading
+from .overload import overload_over_time, overload_reading, peak_counts_by_ten_seconds
 from .numbers import format_mapping, format_number, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
 from .replication import replication_rows, replication_text
+from .summary import format_summary, recorded_metrics, saturation_note, spread_note, with_concurrency, with_milliseconds
 
 __all__ = [
     "CEILING_LINES",
@@ -30,6 +43,9 @@ __all__ = [
     "open_loop_ceiling_text",
     "detectable_effect_text",
     "isolation_reading",
+    "isolation_sitting_note",
+    "noise_floor_text",
+    "spread_test_text",
     "replication_rows",
     "replication_text",
     "claim_rows",
@@ -37,13 +53,25 @@ __all__ = [
     "format_mapping",
     "format_number",
     "noise_band_columns",
+    "margin_sentence",
+    "overhead_lines",
+    "ranked_functions_heading",
+    "overload_over_time",
     "overload_reading",
+    "peak_counts_by_ten_seconds",
+    "format_summary",
+    "recorded_metrics",
+    "saturation_note",
+    "spread_note",
+    "with_concurrency",
+    "with_milliseconds",
     "sitting_note",
     "verdict_forest_rows",
     "provenance_html",
     "runtime_versions",
     "source_claims_table",
     "use_report_display_options",
+    "verdict_list",
     "verdict_runs",
     "verdict_sources",
 ]

@@ -1,4 +1,4 @@
-"""The capacity ranking (analysis.capacity_ranking) told in sentences, numbers as the table gives them."""
+"""The capacity ranking (judgements.capacity.capacity_ranking) told in sentences, numbers as the table gives them."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from loadlab.analysis import CAPACITY_HEADROOM_UTILIZATION
+from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION
 from loadlab.judgements import evidence as evidence_policy
 
 from .numbers import format_number
 
 # The two lines the loadgen's ceiling is read against (`plots.loadgen_ceiling_figure(..., **CEILING_LINES)`), as
-# shares (0-1) of the loadgen's CPU busy: below `headroom` a capacity is the server's (analysis.capacity_ranking);
+# shares (0-1) of the loadgen's CPU busy: below `headroom` a capacity is the server's (judgements.capacity.capacity_ranking);
 # at `saturated` the harness flagged a trial loadgen-saturated when it measured it (config), and the evidence policy
 # leaves it out. The page decides them; the figure only draws them.
 CEILING_LINES = {"headroom": CAPACITY_HEADROOM_UTILIZATION, "saturated": LOADGEN_SATURATION_UTILIZATION}

@@ -189,3 +189,13 @@ def _is_microbenchmark(run_id: str) -> bool:
         return (rundir.find_run(run_id, paths.RAW_DIR) / "results.parquet").exists()
     except LoadlabError:
         return False
+
+
+def verdict_list(verdicts: Iterable) -> str:
+    """One Markdown bullet per verdict: its claim, the pair it compares (candidate / baseline), the verdict and why."""
+    return "\n".join(
+        f"- **{_field(v, 'claim_id')}**"
+        + (f" ({_field(v, 'candidate')} / {_field(v, 'baseline')})" if _field(v, "candidate") and _field(v, "baseline")
+           else "")
+        + f": **{_field(v, 'verdict')}.** {_field(v, 'explanation')}"
+        for v in verdicts)

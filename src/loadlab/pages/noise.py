@@ -49,7 +49,7 @@ NEGLIGIBLE_STEAL_SHARE = 0.005
 
 
 def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str:
-    """One paragraph reading analysis.isolation_noise's table: which mode spread least, and whether that means anything."""
+    """One paragraph reading stats.isolation_noise's table: which mode spread least, and whether that means anything."""
     by_mode = table.set_index("mode")
     parts = [", ".join(f"{mode} {row.between_instance_cv:.1%} between instances and {row.within_instance_cv:.1%} "
                        "within" for mode, row in by_mode.iterrows())]
@@ -101,9 +101,9 @@ def detectable_effect_text(isolation_table: pd.DataFrame, trials_per_side: int, 
     """The minimum detectable effect at the quick profile from Docker's between-instance CV, and what a target needs.
 
     Each trial is a fresh container, so the between-instance CV is the
-    spread a comparison of trials meets (analysis.minimum_detectable_ratio).
+    spread a comparison of trials meets (stats.minimum_detectable_ratio).
     """
-    from loadlab.analysis import minimum_detectable_ratio, trials_for_detectable_ratio
+    from loadlab.stats import minimum_detectable_ratio, trials_for_detectable_ratio
 
     docker = isolation_table.set_index("mode").loc["docker"]
     cv = float(docker["between_instance_cv"])
@@ -145,3 +145,31 @@ def sitting_note(first_rps: float, first_run_id: str, second_rps: float, second_
             f"Docker here ({_run_time(second_run_id)}): ×{ratio:.2f}. This host's speed moves between sittings far "
             "more than within one, so every comparison in the collection is made between the trials of one run, "
             "never across runs, and the A/A margins are one sitting's.")
+
+
+def noise_floor_text(noise: Mapping) -> str:
+    """The A/A control (stats.noise_floor) in one paragraph: each condition's CV of throughput and, with two
+    conditions, the ratio of their medians with its CI and the Mann-Whitney p."""
+    text = "**Coefficient of variation of throughput:** " + ", ".join(
+        f"{label} {cv:.1%}" for label, cv in noise["cv_by_condition"].items())
+    if "ratio" not in noise:
+        return text + "."
+    return text + (f"; **ratio of medians** B/A = {noise['ratio']:.3f} [{noise['ratio_ci_low']:.3f}, "
+                   f"{noise['ratio_ci_high']:.3f}] (Mann-Whitney p = {noise['p_value']:.2f}).")
+
+
+def spread_test_text(spread_p: Mapping[str, float], isolation_table: pd.DataFrame) -> str:
+    """stats.spread_tests_against's p values in a sentence; "" when only Docker was measured."""
+    if not spread_p:
+        return ""
+    return ("**Do the instances of Docker and of a plain cgroup spread alike?** Brown-Forsythe test on the instances' "
+            "medians: " + ", ".join(f"docker vs {other}: p = {p:.2f}" for other, p in spread_p.items())
+            + f" ({int(isolation_table['instances'].min())} instances a mode).")
+
+
+def isolation_sitting_note(aa_trials: pd.DataFrame, aa_run_id: str, isolation_table: pd.DataFrame,
+                           isolation_run_id: str) -> str:
+    """`sitting_note` for the A/A run's ok trials against Docker's instances in the isolation run."""
+    aa_rps = float(aa_trials.loc[aa_trials["status"] == "ok", "throughput_rps"].median())
+    docker_rps = isolation_table.set_index("mode")["throughput_rps"].get("docker", float("nan"))
+    return sitting_note(aa_rps, aa_run_id, float(docker_rps), isolation_run_id)

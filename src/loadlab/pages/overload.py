@@ -1,7 +1,8 @@
-"""Notebook 02's reading of an open-loop overload, in sentences drawn from its trials."""
+"""Notebook 02's open-loop overload: what it did over each window (`overload_over_time`), and its reading in sentences."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from loadlab.units import MIB
@@ -52,3 +53,54 @@ def overload_reading(trials: pd.DataFrame, level, accept_backlog: int | None) ->
                  f" the server kept accepting, up to {format_number(float(past['connections_peak'].max()))} connections, "
                  f"and its memory reached {format_number(float(past['memory_peak_bytes'].max() / MIB))} MiB.")
     return text
+
+
+def overload_over_time(trials: pd.DataFrame, timeseries: pd.DataFrame, thread_counts: pd.DataFrame,
+                       throughput_timeline: pd.DataFrame, level) -> pd.DataFrame:
+    """One tidy frame of what an open-loop overload did over each window, for `plots.resources_over_time_figure`.
+
+    Rows from three clocks, each holding one of the value columns:
+    `memory_in_use_bytes` (the sampler, 4 times a second),
+    `established_connections` (the kernel's socket table, once a second:
+    accepted connections and those still waiting in the listen queue) and
+    `successful_rps` (2xx/3xx answers per second, by the second the request
+    was sent, from the loadgen's per-request results). `t_s` is seconds since
+    the window began; the trials' label, status, failure reason and loadgen
+    saturation ride along so excluded trials are drawn as such.
+    """
+    at_level = trials[trials["level"] == level][["trial", "label", "status", "failure_reason", "loadgen_saturated"]]
+    memory = timeseries.merge(at_level, on="trial")[["trial", "t_s", "server_memory_in_use_bytes"]]
+    parts = [memory.rename(columns={"server_memory_in_use_bytes": "memory_in_use_bytes"})]
+    if thread_counts is not None and not thread_counts.empty:
+        connections = thread_counts[thread_counts["metric"] == "connections"]
+        parts.append(connections.drop(columns="t_s").rename(columns={"t_window_s": "t_s", "count": "established_connections"})
+                     [["trial", "t_s", "established_connections"]].astype({"established_connections": float}))
+    if throughput_timeline is not None and not throughput_timeline.empty:
+        window = throughput_timeline[throughput_timeline["phase"] != "warmup"] if "phase" in throughput_timeline \
+            else throughput_timeline
+        # The timeline lists only the seconds in which some request succeeded; a second in which none did is a
+        # 0, not a gap (a gap would leave the median to the trials that still answered).
+        seconds = range(1, int(np.ceil(window["second"].max())) + 1) if len(window) else range(0)
+        filled = (window.pivot_table(index="second", columns="trial", values="throughput_rps", aggfunc="sum")
+                  .reindex(seconds).fillna(0.0).reindex(columns=at_level["trial"], fill_value=0.0))
+        answered = filled.reset_index().melt(id_vars="second", var_name="trial", value_name="successful_rps")
+        # "second" n counts the requests sent in [n - 1, n): drawn at the middle of that second.
+        parts.append(answered.assign(t_s=answered["second"] - 0.5)[["trial", "t_s", "successful_rps"]])
+    frame = pd.concat(parts, ignore_index=True)
+    return frame.merge(at_level, on="trial").sort_values(["trial", "t_s"]).reset_index(drop=True)
+
+
+def peak_counts_by_ten_seconds(thread_counts: pd.DataFrame, trials: pd.DataFrame, level) -> pd.DataFrame:
+    """At offered `level`: the peak goroutine and connection counts in each 10 s of the window, per server, printed
+    with thousands separators ("–" where the series did not answer)."""
+    counted = thread_counts[thread_counts["metric"].isin(["goroutines", "connections"])].merge(
+        trials[["trial", "label", "level"]], on="trial")
+    counted = counted[counted["level"] == level]
+    by_ten_seconds = counted.assign(seconds=(counted["t_window_s"] // 10 * 10).astype(int))
+    return (by_ten_seconds.pivot_table(index="seconds", columns=["metric", "label"], values="count", aggfunc="max")
+            .astype(float).map(_count_text)
+            .rename_axis(index="window seconds (from)", columns=["peak in each 10 s of the window", ""]))
+
+
+def _count_text(count: float) -> str:
+    return "–" if pd.isna(count) else f"{count:,.0f}"

@@ -21,7 +21,7 @@ histogram's precision, 0.1 % at 3 significant figures). HdrHistogram's own
 instead of taking the ceiling, so for small N it can answer one rank low
 (p91 of 10 requests: the 9th instead of the 10th). Open-loop trial rows
 (loadlab.harness.trial), the latency and merged-latency tables
-(loadlab.tables, loadlab.analysis) all go through `hdr_percentiles_s` here.
+(loadlab.tables, loadlab.latency_curve) all go through `hdr_percentiles_s` here.
 
 The one exception is measured, not computed here: wrk's closed-loop spectrum
 is computed by wrk itself inside the loadgen (servers/loadgen/report.lua
