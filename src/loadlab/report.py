@@ -74,21 +74,28 @@ def _environment(**variables: str):
                 os.environ[name] = value
 
 
-# jupyter_client picks the kernel's five ZMQ ports by binding port 0 and closing it, and the kernel binds them
-# a moment later: another process on the machine (a second kernel, a loadgen) can take one in between, and the
-# kernel then dies before it answers. That race is inherent to the protocol, so a kernel that never started is
-# started again; a notebook that failed in a cell is never re-run.
-KERNEL_START_ATTEMPTS = 3
-_KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Address already in use",
-                          "Kernel didn't respond in")
+# jupyter_client gives a TCP kernel five ports by binding port 0 and closing it, and the kernel binds them a
+# moment later: another process on the machine (a second kernel, a loadgen) can take one in between, and the
+# kernel dies before it answers ("Address already in use"). Over Unix sockets there is no port to race for: the
+# kernel binds paths in a directory only this execution uses.
+@contextlib.contextmanager
+def unix_socket_kernels():
+    """A kernel manager class whose kernels talk over Unix sockets in a private directory, removed afterwards."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import default
 
+    with tempfile.TemporaryDirectory(prefix="loadlab-kernel-") as directory:
 
-def kernel_start_race(error: BaseException) -> bool:
-    """Whether `error` is a kernel that never started (the ZMQ port race), not a failure inside the notebook."""
-    if type(error).__name__ == "PapermillExecutionError":
-        return False
-    text = f"{type(error).__name__}: {error}"
-    return any(marker in text for marker in _KERNEL_START_FAILURES)
+        class UnixSocketKernelManager(AsyncKernelManager):
+            @default("transport")
+            def _default_transport(self) -> str:
+                return "ipc"
+
+            def _ip_default(self) -> str:
+                # An absolute path: the kernel runs in the notebooks' folder, its client wherever loadlab was started.
+                return str(Path(directory) / "kernel")
+
+        yield UnixSocketKernelManager
 
 
 def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
@@ -105,19 +112,12 @@ def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir:
     started = time.monotonic()
     log(f"[{notebook.stem}] executing (profile={profile}, run_id={run_id})")
     # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
-    with _environment(LOADLAB_BATCH="1"):
-        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-            try:
-                papermill.execute_notebook(
-                    str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
-                    cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
-                    execution_timeout=CELL_TIMEOUT_S,
-                )
-                break
-            except Exception as error:  # noqa: BLE001  (only a kernel that never started is retried)
-                if attempt == KERNEL_START_ATTEMPTS or not kernel_start_race(error):
-                    raise
-                log(f"[{notebook.stem}] the kernel did not start ({error}); a port race, trying again")
+    with _environment(LOADLAB_BATCH="1"), unix_socket_kernels() as kernel_manager_class:
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+            cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
+            execution_timeout=CELL_TIMEOUT_S, kernel_manager_class=kernel_manager_class,
+        )
     log(f"[{notebook.stem}] done in {time.monotonic() - started:.0f} s")
     return output
 
