@@ -130,23 +130,26 @@ def _print_row(row: dict) -> None:
 def command_trial(args) -> int:
     from loadlab.harness import container, engine, provenance, session
     from loadlab.harness.trial import run_trial
+    from loadlab.manifest import Manifest, TrialRecord
     from loadlab.rundir import RunDirectory
 
     config = _trial_config(args)  # every parameter is checked before the engine is touched
     client = engine.ensure_engine()
     run_id = session.new_run_id("trial")
     run = RunDirectory.create("adhoc", run_id)
-    manifest = {"run_id": run_id, "experiment": "adhoc", "status": "running",
-                "parameters": [dataclasses.asdict(config)], "provenance": provenance.collect(client),
-                "trial_order": [{"trial": 1, "condition": config.label(), "block": 1}], "trials": {}}
+    # One trial outside any experiment: no times, conditions, images or annotations, as ad-hoc runs always were.
+    manifest = Manifest(run_id=run_id, experiment="adhoc", status="running", parameters=[dataclasses.asdict(config)],
+                        provenance=provenance.collect(client),
+                        trial_order=[{"trial": 1, "condition": config.label(), "block": 1}],
+                        absent=frozenset({"created_utc", "updated_utc", "conditions", "images", "runtime_versions",
+                                          "annotations"}))
     run.write_manifest(manifest)
     try:
         partial = run.begin_trial(1)
         row = run_trial(config, partial, run_id, client, 1, log=lambda m: print(m, file=sys.stderr))
         run.finish_trial(1, partial)
-        manifest["trials"]["1"] = {"condition": config.label(), "status": row["status"],
-                                   "failure_reason": row.get("failure_reason")}
-        manifest["status"] = "complete"
+        manifest.trials["1"] = TrialRecord(config.label(), row["status"], row.get("failure_reason"))
+        manifest.status = "complete"
         run.write_manifest(manifest)
     finally:
         container.clean(client, run_id)
@@ -166,14 +169,14 @@ def command_run(args) -> int:
     run = runner.run_experiment(experiment, resume_run_id=args.resume, progress=not args.no_progress,
                                 log=lambda m: print(m, file=sys.stderr))
     manifest = run.read_manifest()
-    failed = sum(1 for t in manifest["trials"].values() if t["status"] == "failed")
-    print(f"run {run.run_id}: {manifest['status']}, {len(manifest['trials'])} trials ({failed} failed) in {run.path}")
+    print(f"run {run.run_id}: {manifest.status}, {len(manifest.trials)} trials ({manifest.count('failed')} failed) "
+          f"in {run.path}")
     if args.process:
         from loadlab.tables import process_run
 
         process_run(run.path)
         print("processed tables written")
-    return 0 if manifest["status"] == "complete" else 1
+    return 0 if manifest.status == "complete" else 1
 
 
 def command_process(args) -> int:

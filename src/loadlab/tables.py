@@ -49,6 +49,7 @@ from loadlab import outcome, paths, profile_tables
 from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
+from loadlab.manifest import Manifest
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
@@ -63,9 +64,9 @@ def processed_dir_for(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR)
     return Path(processed_root) / run_dir.parent.name / run_dir.name
 
 
-def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
-    conditions = {c["condition"]: c for c in manifest.get("conditions", [])}
-    order = {t["trial"]: t for t in manifest.get("trial_order", [])}
+def _trial_rows(run: RunDirectory, manifest: Manifest) -> pd.DataFrame:
+    conditions = {c["condition"]: c for c in manifest.conditions}
+    order = {t["trial"]: t for t in manifest.trial_order}
     rows = []
     for number in run.finished_trials():
         trial_dir = run.trial_dir(number)
@@ -316,7 +317,7 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
         write_parquet_atomic(out / f"{name}.parquet", table)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    (out / "manifest.json").write_text(json.dumps(manifest.to_dict(), indent=2, default=str))
     write_json_atomic(out / "tables-version.json", {"tables_version": TABLES_VERSION})
     return tables
 

@@ -7,6 +7,7 @@ import pandas as pd
 from loadlab.claims import Claim, Verdict, claimed_ratio, ratio_verdict
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import Family, judge_ratio
+from loadlab.manifest import Manifest
 
 MIB = 1024**2
 # A closed loop keeps a pinned server busy: at or above this share of its CPU
@@ -44,9 +45,9 @@ def margin_source(margins) -> str | None:
     return source() if source else None
 
 
-def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
+def cpu_allowance_cores(manifest: Manifest, label: str | None = None) -> float:
     """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     placement = parameters.get("placement") or {}
     for entry in parameters.get("servers") or []:
         if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
@@ -62,9 +63,9 @@ def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
     return float(count)
 
 
-def quota_text(manifest: dict) -> str:
+def quota_text(manifest: Manifest) -> str:
     """", rust and swoole capped at 0.5 core by a quota" (servers with their own quota), or the run's quota."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     capped = [(entry.get("label") or entry.get("server"), entry["cpu_quota"])
               for entry in parameters.get("servers") or [] if entry.get("cpu_quota")]
     period = (parameters.get("placement") or {}).get("cpu_period_ms")
@@ -94,9 +95,9 @@ def connection_mode_text(load: dict) -> str:
     return ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
 
 
-def setup_text(manifest: dict, level=None) -> str:
+def setup_text(manifest: Manifest, level=None) -> str:
     """One line on how the run measured: load, level, window, placement (for a verdict's context)."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
     mode = load.get("mode")
     if mode == "open" and load.get("capacity_fractions"):
@@ -116,13 +117,13 @@ def cpu_pct(trials: pd.DataFrame, column: str = "server_cpu_seconds") -> pd.Seri
     return 100 * trials[column] / trials["duration_s"]
 
 
-def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str) -> pd.Series:
+def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: Manifest, column: str) -> pd.Series:
     """CPU share of what each trial's server was given (its quota or its cores), in per cent."""
     allowance = trials["label"].map(lambda label: cpu_allowance_cores(manifest, label))
     return 100 * trials[column] / (trials["duration_s"] * allowance)
 
 
-def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: dict) -> dict[str, float] | None:
+def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: Manifest) -> dict[str, float] | None:
     """{label: median CPU share of its allowance} when every side ran at its whole allowance, else None."""
     shares = {}
     for label in labels:

@@ -9,6 +9,7 @@ from loadlab.judgements._common import (
     MIB, both_at_allowance, cpu_allowance_cores, cpu_pct, judge_claimed_ratio, setup_text,
 )
 from loadlab.judgements.rule import CONTRADICTED, DIRECTION_ONLY, HOLDS, INCONCLUSIVE, NO_DIFFERENCE, NOT_TESTABLE, Family
+from loadlab.manifest import Manifest
 
 FAMILY = Family("S3", 3)
 LABELS = ("go", "rust")
@@ -16,7 +17,7 @@ SOURCE_SETUP = "the source: hey -n 100000 -c 256 on 4 cores"
 PARTS = ("S3-throughput", "S3-cpu", "S3-memory")
 
 
-def json_api(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+def json_api(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Claim], margins: dict[str, float],
              notebook: str, run_id: str) -> list[Verdict]:
     """S3-throughput, S3-cpu, S3-memory at the run's top level, and S3-headline from the three."""
     level = trials["level"].max()
