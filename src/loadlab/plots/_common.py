@@ -17,6 +17,7 @@ from matplotlib.patches import Patch
 from loadlab.stats.median import median_ci
 
 from .palette import series_style
+from .style import format_log_axis, seconds_formatter, spans_decades
 
 # Colour of the legend's explanatory entries (what a line, a band or a hollow point means).
 KEY_COLOUR = "0.35"
@@ -158,3 +159,13 @@ def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
         if legend.get_window_extent(renderer).width <= 0.97 * figure.bbox.width or columns == 1:
             return
         legend.remove()
+
+
+def seconds_y_axis(axes: Axes, values: pd.Series, log_allowed: bool = True) -> None:
+    """A y axis in seconds: logarithmic when `values` span a decade (and `log_allowed`), else linear from zero."""
+    if log_allowed and spans_decades(values):
+        axes.set_yscale("log")
+        format_log_axis(axes.yaxis, values, seconds_formatter())
+    else:
+        axes.set_ylim(bottom=0)
+        axes.yaxis.set_major_formatter(seconds_formatter())
