@@ -265,6 +265,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_engine_commands(sub)
+    _add_trial_command(sub)
+    _add_run_commands(sub)
+    _add_report_commands(sub)
+    _add_clean_command(sub)
+    return parser
+
+
+def _add_engine_commands(sub) -> None:
+    """engine, build, verify: the images and the servers' contract."""
     p = sub.add_parser("engine", help="make sure a Docker engine answers (installs/starts one as root on Debian) and the base image exists")
     p.add_argument("--no-install", action="store_true", help="never install or start dockerd; only report")
     p.set_defaults(func=command_engine)
@@ -290,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=command_verify)
 
+
+def _add_trial_command(sub) -> None:
+    """trial: one trial with every knob of a TrialConfig."""
     p = sub.add_parser("trial", help="run one trial (fresh container, verify, warm-up, measure) and print its tidy row")
     _add_server_arguments(p)
     p.add_argument("--route", default="/plaintext", help="contract route with its query, e.g. '/cpu?n=1000' (default /plaintext)")
@@ -316,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
 
+
+def _add_run_commands(sub) -> None:
+    """run, process, runs: experiments, their raw folders and tables."""
     p = sub.add_parser("run", help="run an experiment file: randomized trials, resumable, tables from raw")
     p.add_argument("experiment", help="experiment YAML (see experiments/ and src/loadlab/experiment.py)")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run of the same experiment")
@@ -331,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command_runs)
 
+
+def _add_report_commands(sub) -> None:
+    """notebooks, export, check-pages: the reports."""
     p = sub.add_parser("notebooks", help="execute the notebooks with papermill and export HTML + an index into reports/")
     p.add_argument("--profile", default="quick", help="smoke, quick or full (default quick)")
     p.add_argument("--run-id", help="'latest' to re-analyse the newest complete runs without measuring")
@@ -345,13 +364,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="only the text checks")
     p.set_defaults(func=command_check_pages)
 
+
+def _add_clean_command(sub) -> None:
+    """clean: leftover containers (and images)."""
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")
     p.add_argument("--images", action="store_true",
                    help="also remove every loadlab image, the base image included (what CI does first)")
     p.add_argument("--no-install", action="store_true", help="with --images: never install or start dockerd")
     p.set_defaults(func=command_clean)
-    return parser
 
 
 def _interrupt_on_sigterm() -> None:
