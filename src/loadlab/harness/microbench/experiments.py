@@ -152,12 +152,8 @@ def sqrt_latch(
     start -> latch released; cpu_s; rss_delta_bytes at release,
     peak_rss_delta_bytes over the iteration, heap_delta_bytes.
     """
-    plan = {
-        (jdk, model): (java_command(model, "sqrt_latch", tasks, warmup, iterations), _check_jdk(jdk))
-        for jdk in jdks for model in models
-    }
-    frame = _run_plan(client, plan, repetitions, seed, run_options)
-    return frame if include_warmup else frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
+    return _each_jdk_and_model(client, jdks, models, ("sqrt_latch", tasks, warmup, iterations), repetitions, seed,
+                               include_warmup, run_options)
 
 
 def context_switches(
@@ -179,9 +175,13 @@ def context_switches(
     every thread including exited ones); background_ctxt_switches_delta: the
     same JVM idle for as long; ctxt_switches_net_of_background_delta.
     """
-    plan = {
-        (jdk, model): (java_command(model, "switches", tasks, warmup, iterations, sleep_ms), _check_jdk(jdk))
-        for jdk in jdks for model in models
-    }
+    return _each_jdk_and_model(client, jdks, models, ("switches", tasks, warmup, iterations, sleep_ms), repetitions,
+                               seed, include_warmup, run_options)
+
+
+def _each_jdk_and_model(client: docker.DockerClient, jdks: Sequence[str], models: Sequence[str], java_args: tuple,
+                        repetitions: int, seed: int, include_warmup: bool, run_options: dict) -> pd.DataFrame:
+    """`java_command(model, *java_args)` on every (JDK, model), interleaved; warm-up rows dropped unless asked for."""
+    plan = {(jdk, model): (java_command(model, *java_args), _check_jdk(jdk)) for jdk in jdks for model in models}
     frame = _run_plan(client, plan, repetitions, seed, run_options)
     return frame if include_warmup else frame[~frame["warmup"].astype(bool)].reset_index(drop=True)
