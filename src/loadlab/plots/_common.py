@@ -169,3 +169,14 @@ def seconds_y_axis(axes: Axes, values: pd.Series, log_allowed: bool = True) -> N
     else:
         axes.set_ylim(bottom=0)
         axes.yaxis.set_major_formatter(seconds_formatter())
+
+
+def trial_line_handles(reasons: pd.Series, trials: pd.Series, one_width: float, excluded_width: float) -> list[Line2D]:
+    """The legend's key for figures that draw each trial as a thin line: "one trial", and the excluded ones dashed
+    (a line cannot be hollow) when there are any."""
+    handles = [Line2D([], [], color=KEY_COLOUR, linewidth=one_width, alpha=0.6, label="one trial")]
+    label = excluded_label(reasons, trials=trials)
+    if label:
+        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=excluded_width, linestyle="--",
+                              label=label.replace("(hollow)", "(dashed)")))  # fmt: skip
+    return handles

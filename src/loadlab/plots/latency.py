@@ -7,9 +7,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
-from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import exclusion_reasons, key_handles, legend_below, median_summary, trial_line_handles
 from ._common import require_columns, seconds_y_axis, series_handle
 from .palette import runtime_order, series_style
 from .style import new_figure, style_context
@@ -164,8 +163,5 @@ def _spectrum_legend(servers, has_trials: bool, reasons: pd.Series, confidence: 
     handles = [series_handle(server) for server in servers]
     if has_trials:
         handles += key_handles(confidence, None, points=None)
-        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.6, alpha=0.6, label="one trial"))
-        if (reasons != "").any():
-            handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.8, linestyle="--",
-                                  label=excluded_label(reasons, trials=trials).replace("(hollow)", "(dashed)")))  # fmt: skip
+        handles += trial_line_handles(reasons, trials, one_width=0.6, excluded_width=0.8)
     return handles

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
-from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import exclusion_reasons, key_handles, legend_below, median_summary, trial_line_handles
 from ._common import require_columns, series_handle
 from .palette import runtime_order, series_style
 from .style import (
@@ -104,11 +103,7 @@ def resources_over_time_figure(
             figure.suptitle(title)
         handles = [series_handle(server, marker=False) for server in servers]
         handles += key_handles(confidence, None, median="median of included trials", points=None)
-        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, alpha=0.6, label="one trial"))
-        label = excluded_label(reasons, trials=frame[trial_column])
-        if label:
-            handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, linestyle="--",
-                                  label=label.replace("(hollow)", "(dashed)")))  # fmt: skip
+        handles += trial_line_handles(reasons, frame[trial_column], one_width=0.7, excluded_width=0.7)
         legend_below(figure, handles)
     return figure
 
