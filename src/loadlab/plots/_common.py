@@ -145,6 +145,13 @@ def key_handles(
     return handles
 
 
+def finish_figure(figure: Figure, title: str | None, handles: Sequence[Artist]) -> None:
+    """The figure's title, when it has one, and its legend below the axes: how every figure ends."""
+    if title:
+        figure.suptitle(title)
+    legend_below(figure, handles)
+
+
 def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
     """One legend under the plotting area, never over a title or the data.
 

@@ -28,7 +28,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
-from ._common import legend_below, require_columns
+from ._common import finish_figure, require_columns
 from .palette import series_style
 from .style import style_context
 
@@ -197,9 +197,7 @@ def forest_figure(
         notes_axes.set_yticks(positions, notes, fontsize="small")
         notes_axes.tick_params(axis="y", length=0)
         notes_axes.grid(False)
-        if title:
-            figure.suptitle(title)
-        legend_below(figure, _forest_legend(any(band is not None for band in bands)))
+        finish_figure(figure, title, _forest_legend(any(band is not None for band in bands)))
     return figure
 
 

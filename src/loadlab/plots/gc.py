@@ -9,7 +9,7 @@ from matplotlib.lines import Line2D
 
 from loadlab.stats.median import median_ci
 
-from ._common import KEY_COLOUR, legend_below, require_columns, seconds_y_axis, series_handle
+from ._common import KEY_COLOUR, finish_figure, require_columns, seconds_y_axis, series_handle
 from .palette import runtime_order, series_style
 from .style import format_log_axis, new_figure, seconds_formatter, spans_decades, style_context
 
@@ -58,15 +58,13 @@ def gc_pause_figure(
         figure, (ecdf_axes, total_axes) = new_figure(6.0 + room, 3.8, ncols=2, width_ratios=[1.4, room])
         _pause_ecdf(ecdf_axes, events, servers, group_column, pause_column)
         _pause_totals_panel(total_axes, totals, servers, group_column, pause_column, confidence)
-        if title:
-            figure.suptitle(title)
         handles = [series_handle(server) for server in servers] + [
             Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, linestyle="none", label="right: one trial"),
             Line2D([], [], color=KEY_COLOUR, marker="_", markersize=12, linestyle="none", label="right: median"),
             Line2D([], [], color=KEY_COLOUR, marker="|", markersize=12, linestyle="none",
                    label=f"right: {confidence:.0%} CI of the median"),
         ]  # fmt: skip
-        legend_below(figure, handles)
+        finish_figure(figure, title, handles)
     return figure
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ._common import exclusion_reasons, key_handles, legend_below, median_summary, trial_line_handles
+from ._common import exclusion_reasons, finish_figure, key_handles, median_summary, trial_line_handles
 from ._common import require_columns, seconds_y_axis, series_handle
 from .palette import runtime_order, series_style
 from .style import new_figure, style_context
@@ -78,9 +78,7 @@ def latency_spectrum_figure(
         seconds_y_axis(axes, frame[latency_column])
         axes.set_xlabel("percentile (%), on a nines scale: 90, 99, 99.9 are each ten times rarer")
         axes.set_ylabel("latency (s)")
-        if title:
-            figure.suptitle(title)
-        legend_below(figure, _spectrum_legend(servers, has_trials, reasons, confidence, frame.get(trial_column)))
+        finish_figure(figure, title, _spectrum_legend(servers, has_trials, reasons, confidence, frame.get(trial_column)))
     return figure
 
 
