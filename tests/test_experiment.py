@@ -219,20 +219,23 @@ def test_latest_refuses_a_run_measured_under_another_plan_and_names_what_changed
     import dataclasses
 
     from loadlab import plans, study
+    from loadlab.manifest import Manifest
+
+    def recorded(experiment, missing=None):
+        return Manifest("run-1", experiment.name, "complete", parameters=experiment.to_dict(),
+                        annotations={"missing_servers": missing or {}})
 
     plan = plans.runtime_overhead("quick")
     earlier = dataclasses.replace(plan, load=dataclasses.replace(plan.load, route="/json", connection_mode="keep-alive"))
-    manifest = {"parameters": earlier.to_dict(), "annotations": {"missing_servers": {}}}
-    assert study.plan_differences(plan, manifest) == ["load.connection_mode: keep-alive -> per-request",
+    assert study.plan_differences(plan, recorded(earlier)) == ["load.connection_mode: keep-alive -> per-request",
                                                       "load.route: /json -> /plaintext200"]
     # A knob set since: the server, the knob, and its values, written as a reader reads them.
     unset = dataclasses.replace(plan, servers=[dataclasses.replace(e, settings={"THREAD_MODEL": "platform"})
                                                if e.display_label() == "java-platform" else e for e in plan.servers])
-    assert study.plan_differences(plan, {"parameters": unset.to_dict()}) == [
+    assert study.plan_differences(plan, recorded(unset)) == [
         "server java-platform: JAVA_OPTS unset -> -XX:+UseZGC -Xms512m -Xmx512m"]
-    assert study.plan_differences(plan, {"parameters": plan.to_dict()}) == []
+    assert study.plan_differences(plan, recorded(plan)) == []
     # A server left out because its image could not be built here is what the page says, not a change of plan.
     without_swoole = dataclasses.replace(plan, servers=[e for e in plan.servers if e.display_label() != "swoole"])
-    assert study.plan_differences(plan, {"parameters": without_swoole.to_dict(),
-                                         "annotations": {"missing_servers": {"swoole": "PECL is unreachable"}}}) == []
-    assert study.plan_differences(plan, {"parameters": without_swoole.to_dict()}) == ["server swoole: added"]
+    assert study.plan_differences(plan, recorded(without_swoole, {"swoole": "PECL is unreachable"})) == []
+    assert study.plan_differences(plan, recorded(without_swoole)) == ["server swoole: added"]

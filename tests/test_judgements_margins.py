@@ -9,6 +9,7 @@ import pytest
 from loadlab import hostfacts
 from loadlab.judgements import margins
 from loadlab.rundir import RunDirectory
+from loadlab.manifest import Manifest
 
 
 def _aa_trials(rng, n_per_side, spread=0.035, disturbed=()):
@@ -74,8 +75,8 @@ def test_a_metric_in_another_unit_gets_the_margin_of_the_same_quantity():
 
 def _write_run(raw_dir, experiment, run_id, sitting):
     run = RunDirectory.create(experiment, run_id, raw_dir)
-    run.write_manifest({"run_id": run_id, "experiment": experiment, "status": "complete", "updated_utc": run_id,
-                        "provenance": {"sitting": sitting}, "trial_order": [], "trials": {}})
+    run.write_manifest(Manifest(run_id=run_id, experiment=experiment, status="complete", updated_utc=run_id,
+                                provenance={"sitting": sitting}))
     return run
 
 
@@ -83,7 +84,7 @@ def test_a_verdict_only_takes_the_margin_of_its_own_sitting(tmp_path):
     here = {"id": "sitting-1", "boot_id": "boot", "machine": "abc"}
     elsewhere = {"id": "sitting-0", "boot_id": "boot", "machine": "abc"}
     _write_run(tmp_path, "00-aa-noise-quick", "00-aa-noise-quick-1", elsewhere)
-    judged = {"run_id": "03-json-api-quick-2", "provenance": {"sitting": here}}
+    judged = Manifest("03-json-api-quick-2", "03-json-api-quick", "complete", provenance={"sitting": here})
     found = margins.noise_margins(judged, ["throughput_rps"], raw_dir=tmp_path)
     assert dict(found) == {} and found.aa_run_id is None and "no complete A/A run in the sitting" in found.why
     assert margins.aa_run_in_sitting(elsewhere, tmp_path).name == "00-aa-noise-quick-1"
@@ -93,6 +94,6 @@ def test_a_verdict_only_takes_the_margin_of_its_own_sitting(tmp_path):
 
 
 def test_a_run_without_a_recorded_sitting_gets_no_margin_and_says_why():
-    found = margins.noise_margins({"run_id": "old-run", "provenance": {}}, ["throughput_rps"])
+    found = margins.noise_margins(Manifest("old-run", "01-runtime-overhead-quick", "complete"), ["throughput_rps"])
     assert dict(found) == {} and "records no sitting" in found.why
     assert found.source_text().startswith("no noise margin: run old-run records no sitting")

@@ -83,7 +83,7 @@ def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(process
             continue
         fraction = open_loop_judging.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate), open_loop["manifest"])
         used = open_loop["trials"].set_index("trial").loc[[t for ids in verdict.trial_ids.values() for t in ids]]
-        basis = "the slowest server's capacity" if open_loop["manifest"]["parameters"]["load"].get(
+        basis = "the slowest server's capacity" if open_loop["manifest"].parameters["load"].get(
             "capacity_basis") == "slowest" else "each server's own capacity"
         assert set(used["level"]) == {fraction} and f"at {fraction:g} of {basis}" in verdict.context
         assert "the highest level below both servers' knees" in verdict.context
@@ -95,7 +95,7 @@ def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(process
 
 def test_a_goroutine_series_covers_the_window_asked_for_not_vegetas_wait_after_it(processed):
     _, run = _run("02-worker-pool-quick", processed)
-    window_s = run["manifest"]["parameters"]["durations"]["duration_s"]
+    window_s = run["manifest"].parameters["durations"]["duration_s"]
     series = run["thread_counts"][run["thread_counts"]["metric"] == "goroutines"]
     longest = series.groupby("trial").size().idxmax()
     # Keep just over half the window's samples of the best-covered trial: enough for the 60 s asked, too few for
@@ -148,7 +148,7 @@ def test_s2_judges_every_claim_it_can(processed):
     if not (trials["failure_reason"] == "oom-killed").any():
         assert oom.verdict == rule.NOT_REPRODUCED  # nothing happened: not "contradicted"
     # A goroutine peak only from a series that answered in at least half the window's seconds.
-    window_s = run["manifest"]["parameters"]["durations"]["duration_s"]
+    window_s = run["manifest"].parameters["durations"]["duration_s"]
     covered = trials["goroutine_samples"] >= s2.SERIES_MIN_SHARE * window_s
     assert (trials["goroutines_peak"].notna() == (covered & trials["trial"].isin(
         run["thread_counts"].loc[run["thread_counts"]["metric"] == "goroutines", "trial"]))).all()
@@ -315,7 +315,7 @@ def test_s2_oom_counts_every_server_and_times_each_kill(processed):
     recorded = s2.out_of_memory(trials, run["manifest"], level, "02-worker-pool-vs-unbounded", run_id, "")
     at_level = trials[trials["level"] == level]
     assert set(recorded.measured["oom_kills"]) == set(at_level["label"])
-    assert recorded.measured["memory_limit_mib"] == run["manifest"]["parameters"]["placement"]["memory_limit_mib"]
+    assert recorded.measured["memory_limit_mib"] == run["manifest"].parameters["placement"]["memory_limit_mib"]
     if not (at_level["failure_reason"] == "oom-killed").any():
         assert recorded.verdict == rule.NOT_REPRODUCED and "no OOM kill" in recorded.explanation
     # The same trials as if the engine had killed every unbounded server 30 s into its window: the claim's event,

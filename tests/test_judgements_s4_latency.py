@@ -4,6 +4,7 @@ import pandas as pd
 
 from loadlab import claims, plans
 from loadlab.judgements import rule, s4
+from loadlab.manifest import Manifest
 
 SOURCES, CLAIMS = claims.load_claims()
 
@@ -23,7 +24,7 @@ def open_loop_run(swoole_mean_ms: float):
                          "loadgen_saturated": False, "rate_offered_rps": rate,
                          "throughput_rps": rate * (0.8 if past else 1.0), "latency_mean_s": mean_ms / 1000,
                          "latency_p50_s": mean_ms / 1000, "latency_p99_s": 1.5 * mean_ms / 1000})
-    manifest = {"parameters": experiment.to_dict()}
+    manifest = Manifest(run_id="run-1", experiment=experiment.name, status="complete", parameters=experiment.to_dict())
     return pd.DataFrame(rows), manifest
 
 

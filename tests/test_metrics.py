@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from loadlab import metrics, tables
+from loadlab.manifest import Manifest
 from loadlab.judgements import margins
 from loadlab.units import MIB
 
@@ -70,7 +71,8 @@ def test_every_metric_the_margins_are_taken_for_is_registered():
 
 
 def test_the_loaded_trials_table_carries_the_derived_metrics(trials):
-    manifest = {"parameters": {"placement": {"server_cpus": "1"}, "servers": [{"label": "rust", "cpu_quota": 0.5}]}}
+    manifest = Manifest(run_id="r", experiment="e", status="complete",
+                        parameters={"placement": {"server_cpus": "1"}, "servers": [{"label": "rust", "cpu_quota": 0.5}]})
     loaded = tables.with_metrics(trials.drop(columns=["cpu_allowance_cores"]), manifest)
     assert loaded["cpu_allowance_cores"].tolist() == [1.0, 0.5]
     assert loaded["server_cpu_pct_of_allowance"].tolist() == pytest.approx([50.0, 40.0])

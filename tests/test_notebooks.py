@@ -6,6 +6,7 @@ import importlib
 import inspect
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -258,11 +259,14 @@ def test_executing_a_notebook_sets_batch_mode_for_its_kernel_only(tmp_path, monk
     assert os.environ.get("LOADLAB_BATCH") == callers_value
 
 
-def test_only_a_kernel_that_never_started_is_started_again():
+def test_notebook_kernels_talk_over_unix_sockets_so_no_tcp_port_can_be_taken_first():
+    # The cause of a flake: a TCP kernel's ports are chosen by binding port 0 and closing it, and another
+    # process could take one before the kernel bound it. A Unix socket in a private directory has no such gap.
     from loadlab import report
 
-    assert report.kernel_start_race(RuntimeError("Kernel died before replying to kernel_info"))
-    assert report.kernel_start_race(OSError("zmq.error.ZMQError: Address already in use (addr='tcp://127.0.0.1:5555')"))
-    failed_in_a_cell = type("PapermillExecutionError", (Exception,), {})("Address already in use")
-    assert not report.kernel_start_race(failed_in_a_cell)
-    assert not report.kernel_start_race(ValueError("profile must be one of smoke, quick, full"))
+    with report.unix_socket_kernels() as kernel_manager_class:
+        manager = kernel_manager_class(kernel_name="python3")
+        assert manager.transport == "ipc"
+        assert Path(manager.ip).is_absolute() and Path(manager.ip).parent.is_dir()
+        directory = Path(manager.ip).parent
+    assert not directory.exists()

@@ -20,7 +20,7 @@ PINNING_RUNS = sorted((paths.RAW_DIR / "05-pinning-quick").glob("*/manifest.json
 def _trials_of(label_prefix: str):
     run = RunDirectory(PINNING_RUNS[-1].parent)
     manifest = run.read_manifest()
-    numbers = [t["trial"] for t in manifest["trial_order"] if t["condition"].startswith(label_prefix + "@")]
+    numbers = [t["trial"] for t in manifest.trial_order if t["condition"].startswith(label_prefix + "@")]
     for number in numbers:
         directory = run.trial_dir(number)
         timeline = directory / "warmup" / "timeline.json"
@@ -65,7 +65,7 @@ OPEN_LOOP_RUNS = sorted((paths.RAW_DIR / "01-open-loop-latency-quick").glob("*/m
 def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
     # A real open-loop trial and the per-second answers of its warm-up as the harness keeps them.
     run = RunDirectory(OPEN_LOOP_RUNS[-1].parent)
-    number = run.read_manifest()["trial_order"][0]["trial"]
+    number = run.read_manifest().trial_order[0]["trial"]
     result = json.loads((run.trial_dir(number) / "result.json").read_text())
     timeline = json.loads((run.trial_dir(number) / "warmup" / "timeline.json").read_text())
     assert outcome.is_open_loop(result) and timeline
@@ -131,7 +131,7 @@ def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
 
     run = RunDirectory(WORKER_POOL_RUNS[-1].parent)
     checked = timed_out = 0
-    for entry in run.read_manifest()["trial_order"]:
+    for entry in run.read_manifest().trial_order:
         directory = run.trial_dir(entry["trial"])
         if not vegeta.has_results(directory):
             continue

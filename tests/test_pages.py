@@ -14,6 +14,7 @@ import pytest
 
 from loadlab import claims, judgements, pages, paths, rundir
 from loadlab.pages import claim_table, html_checks, numbers, provenance
+from loadlab.manifest import Manifest
 
 SOURCES, CLAIMS = claims.load_claims()
 
@@ -190,7 +191,7 @@ def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rat
     assert "0.5 of the slowest server's capacity, offered to every server" in provenance._load_text({"load": load})
     own = provenance._load_text({"load": {**load, "capacity_basis": "own"}})
     assert "0.5 of each server's capacity offered" in own
-    assert "0.5 of the slowest server's capacity, the same rate for every server" in setup_text({"parameters": {"load": load}}, 0.5)
+    assert "0.5 of the slowest server's capacity, the same rate for every server" in setup_text(Manifest("run", "exp", "complete", parameters={"load": load}), 0.5)
 
 
 def test_the_block_names_each_servers_quota_and_the_cfs_period_it_was_granted_in():
@@ -202,7 +203,7 @@ def test_the_block_names_each_servers_quota_and_the_cfs_period_it_was_granted_in
                               {"server": "rust-tokio", "label": "rust", "cpu_quota": 0.05}]}
     assert "0.5, 0.8 and 1.2 of each server's capacity offered" in provenance._load_text(parameters)
     assert "(quotas: go 0.053 CPU, rust 0.05 CPU), granted in 20 ms CFS periods" in provenance._placement_text(parameters)
-    assert quota_text({"parameters": parameters}) == (", go capped at 0.053 core, rust capped at 0.05 core by a quota "
+    assert quota_text(Manifest("run", "exp", "complete", parameters=parameters)) == (", go capped at 0.053 core, rust capped at 0.05 core by a quota "
                                                       "granted in 20 ms CFS periods")
 
 
@@ -317,7 +318,7 @@ def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_r
     trials = s2.with_runtime_metrics(run)
     level = trials["level"].max()
     backlog = s2.accept_backlog(run["manifest"])
-    assert backlog == run["manifest"]["provenance"]["connection_limits"]["accept_backlog"]
+    assert backlog == run["manifest"].provenance["connection_limits"]["accept_backlog"]
     text = pages.overload_reading(trials, level, backlog)
     ok = trials[(trials["level"] == level) & (trials["status"] == "ok")]
     held = int((ok["connections_peak"] <= backlog * (1 + pages.overload.QUEUE_SLACK_SHARE)).sum())

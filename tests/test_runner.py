@@ -42,9 +42,9 @@ def experiment(name, **overrides):
 def test_two_servers_two_levels_two_trials_give_exactly_the_expected_tables(images_ready, tmp_path):
     run = runner.run_experiment(experiment("grid"), raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
     manifest = run.read_manifest()
-    assert manifest["status"] == "complete" and len(manifest["trials"]) == 8
-    assert manifest["provenance"]["git_commit"] and manifest["provenance"]["engine"]["docker_version"]
-    assert set(manifest["images"]) == {"a", "b"} and all(v.startswith("go1.") for v in manifest["runtime_versions"].values())
+    assert manifest.status == "complete" and len(manifest.trials) == 8
+    assert manifest.provenance["git_commit"] and manifest.provenance["engine"]["docker_version"]
+    assert set(manifest.images) == {"a", "b"} and all(v.startswith("go1.") for v in manifest.runtime_versions.values())
     tables = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")
     trials = tables["trials"]
     assert len(trials) == 8 and set(trials["status"]) == {"ok"}
@@ -92,9 +92,9 @@ def test_a_run_killed_mid_trial_resumes_to_exactly_the_planned_trials(images_rea
     resumed = runner.run_experiment(Experiment.from_dict(definition), resume_run_id=run_dir.name,
                                     raw_dir=tmp_path / "data" / "raw", progress=False, log=lambda m: None)
     manifest = resumed.read_manifest()
-    assert manifest["status"] == "complete"
+    assert manifest.status == "complete"
     assert resumed.finished_trials() == [1, 2, 3, 4]
-    assert sorted(int(k) for k in manifest["trials"]) == [1, 2, 3, 4]
+    assert sorted(int(k) for k in manifest.trials) == [1, 2, 3, 4]
     assert not list(run_dir.glob("trials/*.partial"))
     assert container.leftovers(images_ready, run_dir.name) == []
 
@@ -144,7 +144,7 @@ def test_crash_oom_and_never_healthy_are_failed_trials_and_the_run_goes_on(image
     run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
     killer.join(timeout=5)
     trials = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
-    assert run.read_manifest()["status"] == "complete" and len(trials) == 4
+    assert run.read_manifest().status == "complete" and len(trials) == 4
     assert trials.loc["killed", "failure_reason"] == "server-exited"
     assert trials.loc["oom", "failure_reason"] == "oom-killed"
     assert trials.loc["silent", "failure_reason"] == "health-timeout"
@@ -193,7 +193,7 @@ def test_a_java_server_given_48_mib_is_a_failed_trial_with_its_log_and_the_run_g
     )
     run = runner.run_experiment(definition, raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
     trials = tidy_tables.process_run(run.path, processed_root=tmp_path / "processed")["trials"].set_index("label")
-    assert run.read_manifest()["status"] == "complete"
+    assert run.read_manifest().status == "complete"
     java = trials.loc["java-48mib"]
     assert java["status"] == "failed", java.to_dict()
     assert java["failure_reason"] in ("stalled", "health-timeout", "oom-killed", "server-exited"), java["failure_reason"]

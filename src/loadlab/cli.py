@@ -131,23 +131,26 @@ def _print_row(row: dict) -> None:
 def command_trial(args) -> int:
     from loadlab.harness import container, engine, provenance, session
     from loadlab.harness.trial import run_trial
+    from loadlab.manifest import Manifest, TrialRecord
     from loadlab.rundir import RunDirectory
 
     config = _trial_config(args)  # every parameter is checked before the engine is touched
     client = engine.ensure_engine()
     run_id = session.new_run_id("trial")
     run = RunDirectory.create("adhoc", run_id)
-    manifest = {"run_id": run_id, "experiment": "adhoc", "status": "running",
-                "parameters": [dataclasses.asdict(config)], "provenance": provenance.collect(client),
-                "trial_order": [{"trial": 1, "condition": config.label(), "block": 1}], "trials": {}}
+    # One trial outside any experiment: no times, conditions, images or annotations, as ad-hoc runs always were.
+    manifest = Manifest(run_id=run_id, experiment="adhoc", status="running", parameters=[dataclasses.asdict(config)],
+                        provenance=provenance.collect(client),
+                        trial_order=[{"trial": 1, "condition": config.label(), "block": 1}],
+                        absent=frozenset({"created_utc", "updated_utc", "conditions", "images", "runtime_versions",
+                                          "annotations"}))
     run.write_manifest(manifest)
     try:
         partial = run.begin_trial(1)
         row = run_trial(config, partial, run_id, client, 1, log=lambda m: print(m, file=sys.stderr))
         run.finish_trial(1, partial)
-        manifest["trials"]["1"] = {"condition": config.label(), "status": row["status"],
-                                   "failure_reason": row.get("failure_reason")}
-        manifest["status"] = "complete"
+        manifest.trials["1"] = TrialRecord(config.label(), row["status"], row.get("failure_reason"))
+        manifest.status = "complete"
         run.write_manifest(manifest)
     finally:
         container.clean(client, run_id)
@@ -167,14 +170,14 @@ def command_run(args) -> int:
     run = runner.run_experiment(experiment, resume_run_id=args.resume, progress=not args.no_progress,
                                 log=lambda m: print(m, file=sys.stderr))
     manifest = run.read_manifest()
-    failed = sum(1 for t in manifest["trials"].values() if t["status"] == "failed")
-    print(f"run {run.run_id}: {manifest['status']}, {len(manifest['trials'])} trials ({failed} failed) in {run.path}")
+    print(f"run {run.run_id}: {manifest.status}, {len(manifest.trials)} trials ({manifest.count('failed')} failed) "
+          f"in {run.path}")
     if args.process:
         from loadlab.tables import process_run
 
         process_run(run.path)
         print("processed tables written")
-    return 0 if manifest["status"] == "complete" else 1
+    return 0 if manifest.status == "complete" else 1
 
 
 def command_process(args) -> int:
@@ -263,6 +266,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_engine_commands(sub)
+    _add_trial_command(sub)
+    _add_run_commands(sub)
+    _add_report_commands(sub)
+    _add_clean_command(sub)
+    return parser
+
+
+def _add_engine_commands(sub) -> None:
+    """engine, build, verify: the images and the servers' contract."""
     p = sub.add_parser("engine", help="make sure a Docker engine answers (installs/starts one as root on Debian) and the base image exists")
     p.add_argument("--no-install", action="store_true", help="never install or start dockerd; only report")
     p.set_defaults(func=command_engine)
@@ -288,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=command_verify)
 
+
+def _add_trial_command(sub) -> None:
+    """trial: one trial with every knob of a TrialConfig."""
     p = sub.add_parser("trial", help="run one trial (fresh container, verify, warm-up, measure) and print its tidy row")
     _add_server_arguments(p)
     p.add_argument("--route", default="/plaintext", help="contract route with its query, e.g. '/cpu?n=1000' (default /plaintext)")
@@ -314,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
 
+
+def _add_run_commands(sub) -> None:
+    """run, process, runs: experiments, their raw folders and tables."""
     p = sub.add_parser("run", help="run an experiment file: randomized trials, resumable, tables from raw")
     p.add_argument("experiment", help="experiment YAML (see experiments/ and src/loadlab/experiment.py)")
     p.add_argument("--resume", metavar="RUN_ID", help="continue an interrupted run of the same experiment")
@@ -329,6 +348,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=command_runs)
 
+
+def _add_report_commands(sub) -> None:
+    """notebooks, export, check-pages: the reports."""
     p = sub.add_parser("notebooks", help="execute the notebooks with papermill and export HTML + an index into reports/")
     p.add_argument("--profile", default="quick", help="smoke, quick or full (default quick)")
     p.add_argument("--run-id", help="'latest' to re-analyse the newest complete runs without measuring")
@@ -343,13 +365,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-browser", action="store_true", help="only the text checks")
     p.set_defaults(func=command_check_pages)
 
+
+def _add_clean_command(sub) -> None:
+    """clean: leftover containers (and images)."""
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
     p.add_argument("--run", help="only the containers of this run id")
     p.add_argument("--images", action="store_true",
                    help="also remove every loadlab image, the base image included (what CI does first)")
     p.add_argument("--no-install", action="store_true", help="with --images: never install or start dockerd")
     p.set_defaults(func=command_clean)
-    return parser
 
 
 def _interrupt_on_sigterm() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import html
 import json
 import os
 import tempfile
@@ -34,6 +33,7 @@ CELL_TIMEOUT_S = 4 * 3600
 # nbconvert's "lab" template without its CDN scripts (src/loadlab/templates/loadlab-page/index.html.j2).
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 PAGE_TEMPLATE = "loadlab-page"
+INDEX_TEMPLATE = "loadlab-index"  # reports/index.html (templates/loadlab-index/index.html.j2)
 
 
 def source_notebooks(directory: Path = paths.NOTEBOOKS_DIR) -> list[Path]:
@@ -74,21 +74,28 @@ def _environment(**variables: str):
                 os.environ[name] = value
 
 
-# jupyter_client picks the kernel's five ZMQ ports by binding port 0 and closing it, and the kernel binds them
-# a moment later: another process on the machine (a second kernel, a loadgen) can take one in between, and the
-# kernel then dies before it answers. That race is inherent to the protocol, so a kernel that never started is
-# started again; a notebook that failed in a cell is never re-run.
-KERNEL_START_ATTEMPTS = 3
-_KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Address already in use",
-                          "Kernel didn't respond in")
+# jupyter_client gives a TCP kernel five ports by binding port 0 and closing it, and the kernel binds them a
+# moment later: another process on the machine (a second kernel, a loadgen) can take one in between, and the
+# kernel dies before it answers ("Address already in use"). Over Unix sockets there is no port to race for: the
+# kernel binds paths in a directory only this execution uses.
+@contextlib.contextmanager
+def unix_socket_kernels():
+    """A kernel manager class whose kernels talk over Unix sockets in a private directory, removed afterwards."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import default
 
+    with tempfile.TemporaryDirectory(prefix="loadlab-kernel-") as directory:
 
-def kernel_start_race(error: BaseException) -> bool:
-    """Whether `error` is a kernel that never started (the ZMQ port race), not a failure inside the notebook."""
-    if type(error).__name__ == "PapermillExecutionError":
-        return False
-    text = f"{type(error).__name__}: {error}"
-    return any(marker in text for marker in _KERNEL_START_FAILURES)
+        class UnixSocketKernelManager(AsyncKernelManager):
+            @default("transport")
+            def _default_transport(self) -> str:
+                return "ipc"
+
+            def _ip_default(self) -> str:
+                # An absolute path: the kernel runs in the notebooks' folder, its client wherever loadlab was started.
+                return str(Path(directory) / "kernel")
+
+        yield UnixSocketKernelManager
 
 
 def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
@@ -105,19 +112,12 @@ def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir:
     started = time.monotonic()
     log(f"[{notebook.stem}] executing (profile={profile}, run_id={run_id})")
     # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
-    with _environment(LOADLAB_BATCH="1"):
-        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-            try:
-                papermill.execute_notebook(
-                    str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
-                    cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
-                    execution_timeout=CELL_TIMEOUT_S,
-                )
-                break
-            except Exception as error:  # noqa: BLE001  (only a kernel that never started is retried)
-                if attempt == KERNEL_START_ATTEMPTS or not kernel_start_race(error):
-                    raise
-                log(f"[{notebook.stem}] the kernel did not start ({error}); a port race, trying again")
+    with _environment(LOADLAB_BATCH="1"), unix_socket_kernels() as kernel_manager_class:
+        papermill.execute_notebook(
+            str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
+            cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
+            execution_timeout=CELL_TIMEOUT_S, kernel_manager_class=kernel_manager_class,
+        )
     log(f"[{notebook.stem}] done in {time.monotonic() - started:.0f} s")
     return output
 
@@ -152,66 +152,58 @@ def _title(notebook_path: Path) -> str:
     return notebook_path.stem
 
 
-def _runs_table(page_dir: Path) -> str:
+def _run_rows(page_dir: Path) -> list[dict]:
     """Every run under data/raw with its status and links: the reference runs, benchmarks included."""
     rows = []
     for run in rundir.list_runs():
         # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
         trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
-        links = " ".join(f'<a href="{html.escape(href)}">{name}</a>' for name, href in data_links(run["run_id"], page_dir))
-        rows.append(f"<tr><td>{html.escape(str(run['experiment']))}</td><td>{html.escape(str(run['run_id']))}</td>"
-                    f"<td>{html.escape(str(run['status']))}</td><td>{trials}</td><td>{html.escape(str(run['updated_utc']))}</td><td>{links}</td></tr>")  # fmt: skip
-    return ("<table><tr><th>experiment</th><th>run</th><th>status</th><th>trials</th><th>last written (UTC)</th>"
-            "<th>data</th></tr>" + "".join(rows) + "</table>")  # fmt: skip
+        rows.append({"experiment": run["experiment"], "run_id": run["run_id"], "status": run["status"], "trials": trials,
+                     "updated_utc": run["updated_utc"], "links": data_links(run["run_id"], page_dir)})
+    return rows
+
+
+def _index_template():
+    """The index page's Jinja template (templates/loadlab-index/index.html.j2), escaping what it is given."""
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR / INDEX_TEMPLATE),
+                                     autoescape=True, keep_trailing_newline=True)
+    return environment.get_template("index.html.j2")
+
+
+def _collection_provenance(output_dir: Path, profile: str, run_id: str | None) -> str:
+    """The provenance block of every page's runs (pages.provenance), as HTML."""
+    from loadlab.pages.provenance import provenance_html, read_records
+
+    records = read_records(output_dir)
+    runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
+    started = min((record["started_utc"] for record in records), default=None)
+    return provenance_html("the collection", profile, run_id, runs, started_utc=started)
+
+
+def _claim_table(output_dir: Path) -> str:
+    """Every claim beside its measurement and verdict, as HTML."""
+    from loadlab import claims
+    from loadlab.judgements.verdicts import load_verdicts
+    from loadlab.pages import claim_rows, claim_table_html
+
+    _, claim_catalogue = claims.load_claims()
+    verdicts = sorted(load_verdicts(output_dir / "verdicts"), key=lambda v: v.claim_id)
+    return claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
 
 
 def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REPORTS_DIR,
                 run_id: str | None = None) -> Path:
     """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
-    from loadlab import claims
-    from loadlab.judgements.verdicts import load_verdicts
-    from loadlab.pages import claim_rows, claim_table_html
-    from loadlab.pages.provenance import provenance_html, read_records
-
     output_dir = Path(output_dir)
-    rows = "\n".join(
-        f"<tr><td>{html.escape(p.stem)}</td><td>{html.escape(_title(p))}</td>"
-        f'<td><a href="{html.escape(p.stem)}.nocode.html">report</a></td>'
-        f'<td><a href="{html.escape(p.stem)}.html">with code</a></td>'
-        f'<td><a href="notebooks/{html.escape(p.name)}">notebook</a></td></tr>'
-        for p in executed
+    page = _index_template().render(
+        provenance=_collection_provenance(output_dir, profile, run_id),
+        exported_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        notebooks=[{"stem": p.stem, "name": p.name, "title": _title(p)} for p in executed],
+        claim_table=_claim_table(output_dir),
+        runs=_run_rows(output_dir),
     )
-    records = read_records(output_dir)
-    runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
-    started = min((record["started_utc"] for record in records), default=None)
-    provenance = provenance_html("the collection", profile, run_id, runs, started_utc=started)
-    _, claim_catalogue = claims.load_claims()
-    verdicts = sorted(load_verdicts(output_dir / "verdicts"), key=lambda v: v.claim_id)
-    claim_table = claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
-    page = f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>loadlab reports</title>
-<style>body{{font-family:sans-serif;max-width:90em;margin:2em auto;line-height:1.4}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}}</style>
-</head><body>
-<h1>loadlab: what does a concurrency runtime cost under load?</h1>
-{provenance}
-<p>Exported {dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}. Each report opens with the same block for
-its own runs, and the setup of its source beside this one.</p>
-<h2>Notebooks</h2>
-<table><tr><th>#</th><th>title</th><th></th><th></th><th></th></tr>
-{rows}
-</table>
-<h2>Claims: claimed beside measured, and how to reproduce each</h2>
-<p>Claimed values are the sources' own (their hardware, their units); measured values are the medians behind
-each verdict's ratio. Each command measures the claim again, or re-analyses the committed runs
-(<code>--run-id latest</code>).</p>
-{claim_table}
-<h2>Runs</h2>
-<p>Every run under <code>data/raw/</code>, the throughput benchmark included; processed tables are rebuilt from raw
-alone.</p>
-{_runs_table(output_dir)}
-</body></html>
-"""
     path = output_dir / "index.html"
     write_text_atomic(path, page)
     return path
@@ -242,42 +234,60 @@ def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, l
     return problems
 
 
-# The notebook that reads every other notebook's verdicts (notebooks/99-summary.ipynb).
+# The notebook that reads every other notebook's verdicts (notebooks/99-summary.ipynb), the replication table included.
 SUMMARY_PREFIX = "99-"
 
 
-def _write_replication(reference: Path, log) -> None:
+def _chosen_notebooks(only: list[str] | None) -> list[Path]:
+    """notebooks/NN-*.ipynb, or those whose names start with one of `only`."""
+    notebooks = [n for n in source_notebooks() if not only or any(n.stem.startswith(o) for o in only)]
+    if not notebooks:
+        raise ParameterError("only", only, "prefixes of notebooks/NN-*.ipynb")
+    return notebooks
+
+
+def _keep_reference(run_id: str | None) -> Path | None:
+    """A copy of the verdicts a measuring run replaces (the committed reference, on a fresh clone); None when the
+    notebooks re-analyse recorded runs."""
+    if run_id is not None:
+        return None
+    return replication.keep_reference(paths.VERDICTS_DIR, Path(tempfile.mkdtemp(prefix="loadlab-reference-")))
+
+
+def _compare_with_reference(reference: Path | None, log) -> None:
+    """The replication step: this run's verdicts against the ones they replaced, written for the summary to show."""
+    if reference is None:
+        return
     table = replication.write_replication(reference, paths.VERDICTS_DIR, paths.REPORTS_DIR / replication.REPLICATION_FILE)
     log(table.to_string(index=False))
     log("replication against the previous verdicts: " + replication.summary_line(table))
 
 
+def _execute_and_export(notebooks: list[Path], first: int, total: int, profile: str, run_id: str | None,
+                        log) -> None:
+    """Execute each notebook and export its two HTML pages; `first` numbers the progress lines."""
+    for number, notebook in enumerate(notebooks, start=first):
+        log(f"notebook {number}/{total}: {notebook.name}")
+        export_html(execute(notebook, profile, run_id, log=log))
+
+
 def build_collection(profile: str, run_id: str | None = None, only: list[str] | None = None, log=print) -> Path:
-    """Execute every notebook (or those whose names start with `only`), export HTML, write the index."""
-    notebooks = [n for n in source_notebooks() if not only or any(n.stem.startswith(o) for o in only)]
-    if not notebooks:
-        raise ParameterError("only", only, "prefixes of notebooks/NN-*.ipynb")
-    executed = []
-    # A measuring run is compared with the verdicts it replaces (the committed reference, on a fresh clone).
-    reference = None
-    if run_id is None:
-        reference = replication.keep_reference(paths.VERDICTS_DIR, Path(tempfile.mkdtemp(prefix="loadlab-reference-")))
-    compared = False
+    """Execute every notebook (or those whose names start with `only`), export HTML, write the index.
+
+    The steps: the measuring notebooks; the replication table (a measuring run's verdicts against those they
+    replace), once every verdict of this run exists; the summary, which shows it; the index and the page checks.
+    """
+    notebooks = _chosen_notebooks(only)
+    measuring = [n for n in notebooks if not n.stem.startswith(SUMMARY_PREFIX)]
+    summaries = [n for n in notebooks if n.stem.startswith(SUMMARY_PREFIX)]
+    reference = _keep_reference(run_id)
     # Every notebook measured by this command is one sitting: they share its A/A control (judgements.margins).
     sitting = os.environ.get(SITTING_ENV) or f"sitting-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
     with _environment(**{SITTING_ENV: sitting}):
-        for number, notebook in enumerate(notebooks, start=1):
-            if reference is not None and not compared and notebook.stem.startswith(SUMMARY_PREFIX):
-                # The summary shows the comparison, so it is written once every verdict of this run exists.
-                _write_replication(reference, log)
-                compared = True
-            log(f"notebook {number}/{len(notebooks)}: {notebook.name}")
-            executed.append(execute(notebook, profile, run_id, log=log))
-            export_html(executed[-1])
-    if reference is not None and not compared:
-        _write_replication(reference, log)
-    everything = sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb"))
-    index = write_index(everything, profile, run_id=run_id)
+        _execute_and_export(measuring, 1, len(notebooks), profile, run_id, log)
+        _compare_with_reference(reference, log)
+        _execute_and_export(summaries, len(measuring) + 1, len(notebooks), profile, run_id, log)
+    index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), profile, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.
     for problem in check_exported(browser=False, log=log):
         log(f"page check: {problem}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from loadlab import paths
 from loadlab.config import PROFILE_NAMES
 from loadlab.errors import LoadlabError
+from loadlab.manifest import Manifest
 
 MANIFEST = "manifest.json"
 TRIALS = "trials"
@@ -87,11 +88,11 @@ class RunDirectory:
     def manifest_path(self) -> Path:
         return self.path / MANIFEST
 
-    def read_manifest(self) -> dict:
-        return read_json(self.manifest_path)
+    def read_manifest(self) -> Manifest:
+        return Manifest.read(self.manifest_path)
 
-    def write_manifest(self, manifest: dict) -> None:
-        write_json_atomic(self.manifest_path, manifest)
+    def write_manifest(self, manifest: Manifest) -> None:
+        write_text_atomic(self.manifest_path, manifest.to_json())
 
     def trial_dir(self, number: int) -> Path:
         return self.path / TRIALS / str(number)
@@ -142,15 +143,14 @@ def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
             manifest = RunDirectory(manifest_path.parent).read_manifest()
         except (OSError, ValueError):
             continue
-        trials = manifest.get("trials", {})
         runs.append({
-            "experiment": manifest.get("experiment"),
-            "run_id": manifest.get("run_id"),
-            "status": manifest.get("status"),
-            "planned": len(manifest.get("trial_order", [])),
-            "ok": sum(1 for t in trials.values() if t.get("status") == "ok"),
-            "failed": sum(1 for t in trials.values() if t.get("status") == "failed"),
-            "updated_utc": manifest.get("updated_utc"),
+            "experiment": manifest.experiment,
+            "run_id": manifest.run_id,
+            "status": manifest.status,
+            "planned": len(manifest.trial_order),
+            "ok": manifest.count("ok"),
+            "failed": manifest.count("failed"),
+            "updated_utc": manifest.updated_utc,
             "path": str(manifest_path.parent),
         })
     return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)

@@ -25,6 +25,7 @@ from loadlab.errors import LoadlabError
 from loadlab.experiment import Experiment
 from loadlab.microbench_plans import TablePlan
 from loadlab.servers import get_server
+from loadlab.manifest import Manifest
 
 # The trial columns a per-second or per-request table is read with (which condition, and whether it is evidence).
 TRIAL_COLUMNS = ["trial", "label", "level", "status", "failure_reason", "loadgen_saturated"]
@@ -63,7 +64,7 @@ class Study:
         return self.tables["throughput_timeline"]
 
     @property
-    def manifest(self) -> dict:
+    def manifest(self) -> Manifest:
         return self.tables["manifest"]
 
     def failures(self) -> pd.DataFrame:
@@ -133,13 +134,13 @@ def ensure_aa_control(profile: str, raw_dir: Path = paths.RAW_DIR, progress: boo
 PLAN_FIELDS = ("servers", "load", "durations", "placement", "trials_per_condition", "profilers")
 
 
-def plan_differences(experiment: Experiment, manifest: dict) -> list[str]:
+def plan_differences(experiment: Experiment, manifest: Manifest) -> list[str]:
     """What differs between a plan and the experiment a run recorded (its manifest), as a reader reads it:
     "load.route: /json -> /plaintext200", "server java-platform: JAVA_OPTS unset -> -XX:+UseZGC", over
     PLAN_FIELDS; empty when the run measured the plan as it stands. A server the run left out because its image
     could not be built here (annotated as missing) is not a difference: the page says so."""
-    recorded_experiment = Experiment.from_record(manifest.get("parameters") or {})
-    missing = set((manifest.get("annotations") or {}).get("missing_servers") or {})
+    recorded_experiment = Experiment.from_record(manifest.parameters)
+    missing = set(manifest.missing_servers)
     experiment = dataclasses.replace(experiment, servers=[entry for entry in experiment.servers
                                                           if entry.display_label() not in missing])
     plan, recorded = experiment.to_dict(), recorded_experiment.to_dict()
@@ -226,9 +227,8 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
     if plan_changes and run_id == "latest":
         log(f"warning: the newest run of {experiment.name} ({Path(run_dir).name}) was measured under an earlier plan: "
             + "; ".join(plan_changes) + ". Measure it again (run_id=None) for today's plan.")
-    recorded = Experiment.from_record(manifest["parameters"])
-    return Study(recorded, manifest["run_id"], Path(run_dir), tables,
-                 dict((manifest.get("annotations") or {}).get("missing_servers") or {}), plan_changes)
+    recorded = Experiment.from_record(manifest.parameters)
+    return Study(recorded, manifest.run_id, Path(run_dir), tables, manifest.missing_servers, plan_changes)
 
 
 def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir: Path = paths.RAW_DIR,
@@ -253,11 +253,12 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
     frame = measure()
     run = RunDirectory.create(name, new_run_id(name), raw_dir)
     write_parquet_atomic(run.path / "results.parquet", frame)
-    run.write_manifest({
-        "run_id": run.run_id, "experiment": name, "status": rundir.STATUS_COMPLETE,
-        "created_utc": rundir.now_utc(), "updated_utc": rundir.now_utc(), "parameters": parameters or {},
-        "provenance": provenance.collect(), "trial_order": [], "trials": {},
-    })
+    # One table, no trials: the manifest's trial keys stay out, as in the microbenchmark runs recorded so far.
+    run.write_manifest(Manifest(
+        run_id=run.run_id, experiment=name, status=rundir.STATUS_COMPLETE, created_utc=rundir.now_utc(),
+        updated_utc=rundir.now_utc(), parameters=parameters or {}, provenance=provenance.collect(),
+        absent=frozenset({"conditions", "images", "runtime_versions", "annotations"}),
+    ))
     return frame, run.run_id
 
 

@@ -50,6 +50,7 @@ from loadlab import metrics, outcome, paths, profile_tables
 from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import RunDirectory, read_json, write_json_atomic, write_parquet_atomic
 from loadlab.stats.latency import SPECTRUM_GRID_PERCENTILES, hdr_percentiles_s
+from loadlab.manifest import Manifest
 
 # Bumped whenever processing changes what a table holds: processed tables of an
 # older version are rebuilt from raw on load, whatever their file times say.
@@ -64,9 +65,9 @@ def processed_dir_for(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR)
     return Path(processed_root) / run_dir.parent.name / run_dir.name
 
 
-def _trial_rows(run: RunDirectory, manifest: dict) -> pd.DataFrame:
-    conditions = {c["condition"]: c for c in manifest.get("conditions", [])}
-    order = {t["trial"]: t for t in manifest.get("trial_order", [])}
+def _trial_rows(run: RunDirectory, manifest: Manifest) -> pd.DataFrame:
+    conditions = {c["condition"]: c for c in manifest.conditions}
+    order = {t["trial"]: t for t in manifest.trial_order}
     rows = []
     for number in run.finished_trials():
         trial_dir = run.trial_dir(number)
@@ -317,7 +318,7 @@ def process_run(run_dir: Path, processed_root: Path = paths.PROCESSED_DIR) -> di
     out.mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
         write_parquet_atomic(out / f"{name}.parquet", table)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+    (out / "manifest.json").write_text(json.dumps(manifest.to_dict(), indent=2, default=str))
     write_json_atomic(out / "tables-version.json", {"tables_version": TABLES_VERSION})
     return tables
 
@@ -329,9 +330,9 @@ def _tables_version(out: Path) -> int | None:
         return None
 
 
-def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
+def cpu_allowance_cores(manifest: Manifest, label: str | None = None) -> float:
     """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters or {}
     placement = parameters.get("placement") or {}
     for entry in parameters.get("servers") or []:
         if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
@@ -347,7 +348,7 @@ def cpu_allowance_cores(manifest: dict, label: str | None = None) -> float:
     return float(count)
 
 
-def with_metrics(trials: pd.DataFrame, manifest: dict) -> pd.DataFrame:
+def with_metrics(trials: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
     """`trials` with the cores each trial's server was given (`cpu_allowance_cores`, from the manifest) and every
     metric derivable from its columns (`loadlab.metrics.with_derived`); a column already there is kept."""
     if "label" in trials and "cpu_allowance_cores" not in trials:

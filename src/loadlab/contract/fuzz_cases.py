@@ -55,88 +55,118 @@ def _catalogue(rng: random.Random) -> list[FuzzCase]:
     junk = bytes(rng.randrange(256) for _ in range(1024))
     tls_hello = bytes.fromhex("16030100a5010000a10303") + bytes(rng.randrange(256) for _ in range(160))
     valid = _request("/plaintext")
-    cases = [
-        # Paths.
-        FuzzCase("path: 16 KB of random characters", _request(long_path)),
-        FuzzCase("path: raw UTF-8", _request("/plaintext/ünïcödé/€/😀".encode())),
-        FuzzCase("path: %-escaped UTF-8", _request("/%E2%82%AC%F0%9F%98%80/%C3%BC")),
-        FuzzCase("path: invalid %-escapes", _request("/plain%zztext/%/%0/%G1")),
-        FuzzCase("path: %00 and %ff%fe", _request("/plaintext%00/%ff%fe")),
-        FuzzCase("path: raw NUL byte", _request(b"/plain\x00text")),
-        FuzzCase("path: control characters", _request(b"/\x01\x02\x1b[31m\x7f")),
-        FuzzCase("path: dot segments", _request("/../../../../etc/passwd")),
-        FuzzCase("path: %2e%2e and %2f", _request("/%2e%2e/%2e%2e%2fetc%2fpasswd")),
-        FuzzCase("path: double slashes", _request("//plaintext//")),
-        FuzzCase("path: absolute-form", _request("http://127.0.0.1/plaintext")),
-        FuzzCase("path: asterisk form", _request("*", method=b"OPTIONS")),
-        FuzzCase("path: no leading slash", _request("plaintext")),
-        # Query strings.
-        FuzzCase("query: n= with 10,000 digits", _request("/cpu?n=" + "9" * 10_000)),
-        FuzzCase("query: n= with 10,000 leading zeros", _request("/cpu?n=" + "0" * 10_000 + "7")),
-        FuzzCase("query: io= with 10,000 digits", _request("/mixed?cpu=1&io=" + "1" * 10_000)),
-        FuzzCase("query: %zz", _request("/io?ms=%zz")),
-        FuzzCase("query: lone %", _request("/cpu?n=%")),
-        FuzzCase("query: n=1 repeated 10,000 times", _request("/cpu?" + "&".join(["n=1"] * 10_000))),
-        FuzzCase("query: n= repeated 10,000 times", _request("/cpu?" + "n=&" * 10_000)),
-        FuzzCase("query: 10,000 other params then n", _request("/cpu?" + "x=1&" * 10_000 + "n=3")),
-        FuzzCase("query: raw NUL byte", _request(b"/cpu?n=1\x00")),
-        FuzzCase("query: %00", _request("/cpu?n=%00")),
-        FuzzCase("query: unicode digits", _request("/cpu?n=%EF%BC%91%D9%A3")),
-        FuzzCase("query: sign, space, hex, exponent", _request("/io?ms=-0&ms=+1&ms=%201&ms=0x10&ms=1e3")),
-        FuzzCase("query: 60 KB value", _request("/json?x=" + "a" * 60_000)),
-        FuzzCase("query: only ? and &", _request("/cpu?&&&&=&=&")),
-        FuzzCase("query: semicolons", _request("/cpu?n=1;n=2;")),
-        # Headers.
-        FuzzCase("header: 100 KB value", _request("/plaintext", headers=b"X-Big: " + b"a" * 100_000 + b"\r\n")),
-        FuzzCase("header: 1,000 headers", _request("/plaintext", headers=b"".join(b"X-H%d: v\r\n" % i for i in range(1000)))),
-        FuzzCase("header: 100 KB name", _request("/plaintext", headers=b"X" * 100_000 + b": v\r\n")),
-        FuzzCase("header: line without colon", _request("/plaintext", headers=b"NoColonHere\r\n")),
-        FuzzCase("header: space before colon", _request("/plaintext", headers=b"X-Bad : v\r\n")),
-        FuzzCase("header: obsolete line folding", _request("/plaintext", headers=b"X-Fold: a\r\n  b\r\n")),
-        FuzzCase("header: NUL in value", _request("/plaintext", headers=b"X-Nul: a\x00b\r\n")),
-        FuzzCase("header: no Host (HTTP/1.1)", b"GET /plaintext HTTP/1.1\r\n\r\n"),
-        FuzzCase("header: two Hosts", _request("/plaintext", headers=b"Host: evil.example\r\n")),
-        FuzzCase("header: Expect 100-continue, no body", _request("/plaintext", headers=b"Expect: 100-continue\r\n")),
-        FuzzCase("header: Upgrade websocket", _request("/plaintext", headers=b"Connection: Upgrade\r\nUpgrade: websocket\r\n")),
-        FuzzCase("header: Upgrade h2c", _request("/plaintext", headers=b"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n")),
-        # Framing.
-        FuzzCase("framing: Content-Length -1", _request("/plaintext", method=b"POST", headers=b"Content-Length: -1\r\n")),
-        FuzzCase("framing: Content-Length abc", _request("/plaintext", method=b"POST", headers=b"Content-Length: abc\r\n")),
-        FuzzCase("framing: two Content-Lengths", _request("/plaintext", method=b"POST", headers=b"Content-Length: 1\r\nContent-Length: 2\r\n", body=b"xy")),
-        FuzzCase("framing: Content-Length 20 digits", _request("/plaintext", method=b"POST", headers=b"Content-Length: 99999999999999999999\r\n", body=b"x")),
-        FuzzCase("framing: Content-Length and chunked", _request("/plaintext", method=b"POST", headers=b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", body=b"0\r\n\r\n")),
-        FuzzCase("framing: bad chunk size", _request("/plaintext", method=b"POST", headers=b"Transfer-Encoding: chunked\r\n", body=b"zz\r\nhello\r\n0\r\n\r\n")),
-        FuzzCase("framing: unknown Transfer-Encoding", _request("/plaintext", method=b"POST", headers=b"Transfer-Encoding: gzip, identity\r\n", body=b"x")),
-        FuzzCase("framing: GET with a 64 KB body", _request("/json", headers=b"Content-Length: 65536\r\n", body=b"b" * 65536)),
-        # Request lines and versions.
-        FuzzCase("line: HTTP/9.9", _request("/plaintext", version=b"HTTP/9.9")),
-        FuzzCase("line: HTTP/1.1.1", _request("/plaintext", version=b"HTTP/1.1.1")),
-        FuzzCase("line: HTTP/2.0 in text", _request("/plaintext", version=b"HTTP/2.0")),
-        FuzzCase("line: HTTX/1.1", _request("/plaintext", version=b"HTTX/1.1")),
-        FuzzCase("line: lower-case version", _request("/plaintext", version=b"http/1.1")),
-        FuzzCase("line: HTTP/0.9 style", b"GET /plaintext\r\n\r\n"),
-        FuzzCase("line: method only", b"GET\r\n\r\n"),
-        FuzzCase("line: empty lines only", b"\r\n\r\n\r\n\r\n"),
-        FuzzCase("line: unknown method", _request("/plaintext", method=b"FROB")),
-        FuzzCase("line: lower-case method", _request("/plaintext", method=b"get")),
-        FuzzCase("line: 10 KB method", _request("/plaintext", method=b"G" * 10_000)),
-        FuzzCase("line: double spaces", b"GET  /plaintext  HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
-        FuzzCase("line: tabs", b"GET\t/plaintext\tHTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
-        FuzzCase("line: LF line endings", b"GET /plaintext HTTP/1.1\nHost: 127.0.0.1\n\n"),
-        FuzzCase("line: bare CR line endings", b"GET /plaintext HTTP/1.1\rHost: 127.0.0.1\r\r"),
-        FuzzCase("line: CONNECT", _request("127.0.0.1:80", method=b"CONNECT")),
-        FuzzCase("line: HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
-        FuzzCase("line: TLS ClientHello", tls_hello),
-        FuzzCase("line: 1 KB of random bytes", junk),
-        FuzzCase("line: HTTP/1.0 keep-alive", _request("/json", version=b"HTTP/1.0", headers=b"Connection: keep-alive\r\n")),
-        # Pipelining.
-        FuzzCase("pipeline: 10 valid requests", valid * 10, requests=10, responses=10),
-        FuzzCase("pipeline: valid, garbage, valid", valid + b"\x00\xff GARBAGE \r\n\r\n" + valid, requests=3, responses=3),
-        FuzzCase("pipeline: 3 valid then random bytes", valid * 3 + junk[:256], requests=4, responses=4),
-        FuzzCase("pipeline: valid then 100 KB header", valid + _request("/json", headers=b"X-Big: " + b"a" * 100_000 + b"\r\n"), requests=2, responses=2),
-        FuzzCase("pipeline: 50 bad queries", b"".join(_request(f"/cpu?n={'9' * k}") for k in range(9, 59)), requests=50, responses=50),
+    # The random parts are drawn first, in this order, so a seed gives the same cases as it always has.
+    return (_path_cases(long_path) + _query_cases() + _header_cases() + _framing_cases()
+            + _request_line_cases(tls_hello, junk) + _pipeline_cases(valid, junk))
+
+
+def _path_cases(long_path: str) -> list[FuzzCase]:
+    """The path's oddities: long, non-ASCII, escaped, NUL, control characters, dot segments, odd forms."""
+    return [
+    FuzzCase("path: 16 KB of random characters", _request(long_path)),
+    FuzzCase("path: raw UTF-8", _request("/plaintext/ünïcödé/€/😀".encode())),
+    FuzzCase("path: %-escaped UTF-8", _request("/%E2%82%AC%F0%9F%98%80/%C3%BC")),
+    FuzzCase("path: invalid %-escapes", _request("/plain%zztext/%/%0/%G1")),
+    FuzzCase("path: %00 and %ff%fe", _request("/plaintext%00/%ff%fe")),
+    FuzzCase("path: raw NUL byte", _request(b"/plain\x00text")),
+    FuzzCase("path: control characters", _request(b"/\x01\x02\x1b[31m\x7f")),
+    FuzzCase("path: dot segments", _request("/../../../../etc/passwd")),
+    FuzzCase("path: %2e%2e and %2f", _request("/%2e%2e/%2e%2e%2fetc%2fpasswd")),
+    FuzzCase("path: double slashes", _request("//plaintext//")),
+    FuzzCase("path: absolute-form", _request("http://127.0.0.1/plaintext")),
+    FuzzCase("path: asterisk form", _request("*", method=b"OPTIONS")),
+    FuzzCase("path: no leading slash", _request("plaintext")),
     ]
-    return cases
+
+
+def _query_cases() -> list[FuzzCase]:
+    """Query strings: huge numbers, repeats, bad escapes, NUL, unicode digits, odd separators."""
+    return [
+    FuzzCase("query: n= with 10,000 digits", _request("/cpu?n=" + "9" * 10_000)),
+    FuzzCase("query: n= with 10,000 leading zeros", _request("/cpu?n=" + "0" * 10_000 + "7")),
+    FuzzCase("query: io= with 10,000 digits", _request("/mixed?cpu=1&io=" + "1" * 10_000)),
+    FuzzCase("query: %zz", _request("/io?ms=%zz")),
+    FuzzCase("query: lone %", _request("/cpu?n=%")),
+    FuzzCase("query: n=1 repeated 10,000 times", _request("/cpu?" + "&".join(["n=1"] * 10_000))),
+    FuzzCase("query: n= repeated 10,000 times", _request("/cpu?" + "n=&" * 10_000)),
+    FuzzCase("query: 10,000 other params then n", _request("/cpu?" + "x=1&" * 10_000 + "n=3")),
+    FuzzCase("query: raw NUL byte", _request(b"/cpu?n=1\x00")),
+    FuzzCase("query: %00", _request("/cpu?n=%00")),
+    FuzzCase("query: unicode digits", _request("/cpu?n=%EF%BC%91%D9%A3")),
+    FuzzCase("query: sign, space, hex, exponent", _request("/io?ms=-0&ms=+1&ms=%201&ms=0x10&ms=1e3")),
+    FuzzCase("query: 60 KB value", _request("/json?x=" + "a" * 60_000)),
+    FuzzCase("query: only ? and &", _request("/cpu?&&&&=&=&")),
+    FuzzCase("query: semicolons", _request("/cpu?n=1;n=2;")),
+    ]
+
+
+def _header_cases() -> list[FuzzCase]:
+    """Headers: huge values and names, malformed lines, missing or doubled Host, upgrades."""
+    return [
+    FuzzCase("header: 100 KB value", _request("/plaintext", headers=b"X-Big: " + b"a" * 100_000 + b"\r\n")),
+    FuzzCase("header: 1,000 headers", _request("/plaintext", headers=b"".join(b"X-H%d: v\r\n" % i for i in range(1000)))),
+    FuzzCase("header: 100 KB name", _request("/plaintext", headers=b"X" * 100_000 + b": v\r\n")),
+    FuzzCase("header: line without colon", _request("/plaintext", headers=b"NoColonHere\r\n")),
+    FuzzCase("header: space before colon", _request("/plaintext", headers=b"X-Bad : v\r\n")),
+    FuzzCase("header: obsolete line folding", _request("/plaintext", headers=b"X-Fold: a\r\n  b\r\n")),
+    FuzzCase("header: NUL in value", _request("/plaintext", headers=b"X-Nul: a\x00b\r\n")),
+    FuzzCase("header: no Host (HTTP/1.1)", b"GET /plaintext HTTP/1.1\r\n\r\n"),
+    FuzzCase("header: two Hosts", _request("/plaintext", headers=b"Host: evil.example\r\n")),
+    FuzzCase("header: Expect 100-continue, no body", _request("/plaintext", headers=b"Expect: 100-continue\r\n")),
+    FuzzCase("header: Upgrade websocket", _request("/plaintext", headers=b"Connection: Upgrade\r\nUpgrade: websocket\r\n")),
+    FuzzCase("header: Upgrade h2c", _request("/plaintext", headers=b"Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n")),
+    ]
+
+
+def _framing_cases() -> list[FuzzCase]:
+    """Bodies and their framing: bad or conflicting Content-Length, bad chunks, unknown encodings."""
+    return [
+    FuzzCase("framing: Content-Length -1", _request("/plaintext", method=b"POST", headers=b"Content-Length: -1\r\n")),
+    FuzzCase("framing: Content-Length abc", _request("/plaintext", method=b"POST", headers=b"Content-Length: abc\r\n")),
+    FuzzCase("framing: two Content-Lengths", _request("/plaintext", method=b"POST", headers=b"Content-Length: 1\r\nContent-Length: 2\r\n", body=b"xy")),
+    FuzzCase("framing: Content-Length 20 digits", _request("/plaintext", method=b"POST", headers=b"Content-Length: 99999999999999999999\r\n", body=b"x")),
+    FuzzCase("framing: Content-Length and chunked", _request("/plaintext", method=b"POST", headers=b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", body=b"0\r\n\r\n")),
+    FuzzCase("framing: bad chunk size", _request("/plaintext", method=b"POST", headers=b"Transfer-Encoding: chunked\r\n", body=b"zz\r\nhello\r\n0\r\n\r\n")),
+    FuzzCase("framing: unknown Transfer-Encoding", _request("/plaintext", method=b"POST", headers=b"Transfer-Encoding: gzip, identity\r\n", body=b"x")),
+    FuzzCase("framing: GET with a 64 KB body", _request("/json", headers=b"Content-Length: 65536\r\n", body=b"b" * 65536)),
+    ]
+
+
+def _request_line_cases(tls_hello: bytes, junk: bytes) -> list[FuzzCase]:
+    """Request lines and versions, and bytes that are not HTTP/1 at all."""
+    return [
+    FuzzCase("line: HTTP/9.9", _request("/plaintext", version=b"HTTP/9.9")),
+    FuzzCase("line: HTTP/1.1.1", _request("/plaintext", version=b"HTTP/1.1.1")),
+    FuzzCase("line: HTTP/2.0 in text", _request("/plaintext", version=b"HTTP/2.0")),
+    FuzzCase("line: HTTX/1.1", _request("/plaintext", version=b"HTTX/1.1")),
+    FuzzCase("line: lower-case version", _request("/plaintext", version=b"http/1.1")),
+    FuzzCase("line: HTTP/0.9 style", b"GET /plaintext\r\n\r\n"),
+    FuzzCase("line: method only", b"GET\r\n\r\n"),
+    FuzzCase("line: empty lines only", b"\r\n\r\n\r\n\r\n"),
+    FuzzCase("line: unknown method", _request("/plaintext", method=b"FROB")),
+    FuzzCase("line: lower-case method", _request("/plaintext", method=b"get")),
+    FuzzCase("line: 10 KB method", _request("/plaintext", method=b"G" * 10_000)),
+    FuzzCase("line: double spaces", b"GET  /plaintext  HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+    FuzzCase("line: tabs", b"GET\t/plaintext\tHTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+    FuzzCase("line: LF line endings", b"GET /plaintext HTTP/1.1\nHost: 127.0.0.1\n\n"),
+    FuzzCase("line: bare CR line endings", b"GET /plaintext HTTP/1.1\rHost: 127.0.0.1\r\r"),
+    FuzzCase("line: CONNECT", _request("127.0.0.1:80", method=b"CONNECT")),
+    FuzzCase("line: HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+    FuzzCase("line: TLS ClientHello", tls_hello),
+    FuzzCase("line: 1 KB of random bytes", junk),
+    FuzzCase("line: HTTP/1.0 keep-alive", _request("/json", version=b"HTTP/1.0", headers=b"Connection: keep-alive\r\n")),
+    ]
+
+
+def _pipeline_cases(valid: bytes, junk: bytes) -> list[FuzzCase]:
+    """Several requests in one payload, garbage among them."""
+    return [
+    FuzzCase("pipeline: 10 valid requests", valid * 10, requests=10, responses=10),
+    FuzzCase("pipeline: valid, garbage, valid", valid + b"\x00\xff GARBAGE \r\n\r\n" + valid, requests=3, responses=3),
+    FuzzCase("pipeline: 3 valid then random bytes", valid * 3 + junk[:256], requests=4, responses=4),
+    FuzzCase("pipeline: valid then 100 KB header", valid + _request("/json", headers=b"X-Big: " + b"a" * 100_000 + b"\r\n"), requests=2, responses=2),
+    FuzzCase("pipeline: 50 bad queries", b"".join(_request(f"/cpu?n={'9' * k}") for k in range(9, 59)), requests=50, responses=50),
+    ]
 
 
 _ROUTES = ("/plaintext", "/json", "/api/users", "/io", "/cpu", "/mixed", "/health", "/nope", "/json/", "/")

@@ -22,6 +22,7 @@ from loadlab.errors import EngineLost, LoadlabError, ParameterError
 from loadlab.experiment import Experiment
 from loadlab.harness import container, engine, images, provenance
 from loadlab.harness.trial import run_trial
+from loadlab.manifest import Manifest, TrialRecord
 from loadlab.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc, write_text_atomic
 from loadlab.servers import get_server
 
@@ -47,24 +48,22 @@ def _loadgen_version() -> dict:
             "openloop": openloop.group(1) if openloop else None}
 
 
-def new_manifest(experiment: Experiment, run_id: str, server_client) -> dict:
-    return {
-        "run_id": run_id,
-        "experiment": experiment.name,
-        "status": STATUS_RUNNING,
-        "created_utc": now_utc(),
-        "updated_utc": now_utc(),
-        "parameters": experiment.to_dict(),
-        "provenance": {**provenance.collect(server_client), "loadgen": _loadgen_version()},
-        "conditions": [
+def new_manifest(experiment: Experiment, run_id: str, server_client, annotations: dict | None = None) -> Manifest:
+    return Manifest(
+        run_id=run_id,
+        experiment=experiment.name,
+        status=STATUS_RUNNING,
+        created_utc=now_utc(),
+        updated_utc=now_utc(),
+        parameters=experiment.to_dict(),
+        provenance={**provenance.collect(server_client), "loadgen": _loadgen_version()},
+        conditions=[
             {"condition": c["condition"], "label": c["label"], "level": c["level"], "config": dataclasses.asdict(c["config"])}
             for c in experiment.conditions()
         ],
-        "images": {},
-        "runtime_versions": {},
-        "trial_order": experiment.schedule(),
-        "trials": {},
-    }
+        trial_order=experiment.schedule(),
+        annotations=annotations or {},
+    )
 
 
 EXPERIMENT_FILE = "experiment.yaml"
@@ -84,16 +83,117 @@ def resume_command(run: RunDirectory) -> str:
     return f"loadlab run {run.path / EXPERIMENT_FILE} --resume {run.run_id}"
 
 
-def _check_same_experiment(manifest: dict, experiment: Experiment) -> None:
-    recorded = manifest["parameters"]
+def _check_same_experiment(manifest: Manifest, experiment: Experiment) -> None:
+    recorded = manifest.parameters
     current = experiment.to_dict()
     for key in current:
         if recorded.get(key) != current.get(key):
             raise ParameterError(
                 "experiment", experiment.name,
-                f"the same definition as when run {manifest['run_id']} started (field {key!r} differs); "
+                f"the same definition as when run {manifest.run_id} started (field {key!r} differs); "
                 "start a new run instead of resuming",
             )
+
+
+@dataclasses.dataclass
+class _Engines:
+    """The engine that runs the servers and the one that runs the loadgen (often the same)."""
+
+    server: object
+    loadgen: object
+
+    @classmethod
+    def for_experiment(cls, experiment: Experiment) -> _Engines:
+        server_client = _client_for(experiment.placement.server_docker_host)
+        if experiment.placement.loadgen_docker_host == experiment.placement.server_docker_host:
+            return cls(server_client, server_client)
+        return cls(server_client, _client_for(experiment.placement.loadgen_docker_host))
+
+    def each(self) -> list:
+        return list({id(self.server): self.server, id(self.loadgen): self.loadgen}.values())
+
+    def clean(self, run_id: str) -> None:
+        """Remove the run's containers from both engines."""
+        for client in self.each():
+            container.clean(client, run_id)
+
+
+def _resume_run(experiment: Experiment, run_id: str, raw_dir: Path, engines: _Engines, log) -> tuple[RunDirectory, Manifest]:
+    """The run folder and manifest of an interrupted run, its leftover containers and unfinished trials removed."""
+    run = RunDirectory(Path(raw_dir) / experiment.name / run_id)
+    if not run.manifest_path.exists():
+        raise ParameterError("resume", run_id, f"a run of {experiment.name!r} under {Path(raw_dir) / experiment.name}")
+    manifest = run.read_manifest()
+    _check_same_experiment(manifest, experiment)
+    for client in engines.each():
+        removed = container.clean(client, run.run_id)
+        if removed:
+            log(f"removed {len(removed)} leftover container(s) of {run.run_id}")
+    discarded = run.discard_partial_trials()
+    if discarded:
+        log(f"discarded unfinished trial folder(s): {', '.join(discarded)}")
+    return run, manifest
+
+
+def _new_run(experiment: Experiment, raw_dir: Path, engines: _Engines, annotations: dict | None) -> tuple[RunDirectory, Manifest]:
+    """A new run folder with its manifest and the experiment file it can be resumed from."""
+    run = RunDirectory.create(experiment.name, new_run_id(experiment.name), raw_dir)
+    manifest = new_manifest(experiment, run.run_id, engines.server, annotations)
+    run.write_manifest(manifest)
+    # The definition as run, so the run can be resumed (and re-read) from its own folder.
+    write_text_atomic(run.path / EXPERIMENT_FILE, yaml.safe_dump(experiment.to_dict(), sort_keys=False))
+    return run, manifest
+
+
+def _build_images(experiment: Experiment, manifest: Manifest, engines: _Engines, log) -> dict[str, dict]:
+    """Every image the run needs, built before the first trial (a build failure should not surface mid-run);
+    returns the experiment's conditions by name."""
+    images.ensure_image(engines.loadgen, None, log=log)
+    conditions = {c["condition"]: c for c in experiment.conditions()}
+    for condition in conditions.values():
+        config = condition["config"]
+        tag = images.ensure_image(engines.server, get_server(config.server), config.variant, log=log)
+        manifest.images[condition["label"]] = {"image": tag, "image_id": images.image_digest(engines.server, tag),
+                                               "build_hash": images.image_build_hash(engines.server, tag)}
+    return conditions
+
+
+@dataclasses.dataclass
+class _Position:
+    """Where the run is: the trial running now (for the engine-lost message) and how many this call ran."""
+
+    number: int | None = None
+    condition: str | None = None
+    done_now: int = 0
+
+    def where(self) -> str:
+        return f"trial {self.number} ({self.condition})" if self.number is not None else "the start of the run"
+
+
+def _run_pending(run: RunDirectory, manifest: Manifest, conditions: dict, engines: _Engines, bar, position: _Position,
+                 stop_after_trials: int | None) -> None:
+    """Every scheduled trial not yet finished, in order; the manifest is rewritten after each."""
+    finished = set(run.finished_trials())
+    failed = manifest.count("failed")
+    for scheduled in [t for t in manifest.trial_order if t["trial"] not in finished]:
+        if stop_after_trials is not None and position.done_now >= stop_after_trials:
+            break
+        position.number, position.condition = number, condition_name = scheduled["trial"], scheduled["condition"]
+        condition = conditions[condition_name]
+        bar.set_description(f"trial {number}: {condition_name}"[:60])
+        partial = run.begin_trial(number)
+        row = run_trial(condition["config"], partial, run.run_id, engines.server, number,
+                        log=lambda m: bar.write(m), loadgen_client=engines.loadgen)
+        run.finish_trial(number, partial)
+        manifest.trials[str(number)] = TrialRecord(condition_name, row["status"], row.get("failure_reason"), now_utc())
+        if row["status"] == "ok" and row.get("runtime_version"):
+            manifest.runtime_versions[condition["label"]] = row["runtime_version"]
+        failed += row["status"] == "failed"
+        manifest.updated_utc = now_utc()
+        run.write_manifest(manifest)
+        position.done_now += 1
+        bar.update(1)
+        bar.set_postfix(failed=failed)
 
 
 def run_experiment(
@@ -113,97 +213,41 @@ def run_experiment(
     """
     experiment.validate(check_host=True)
     raw_dir = Path(raw_dir) if raw_dir is not None else paths.RAW_DIR
-    server_client = _client_for(experiment.placement.server_docker_host)
-    loadgen_client = (
-        server_client if experiment.placement.loadgen_docker_host == experiment.placement.server_docker_host
-        else _client_for(experiment.placement.loadgen_docker_host)
-    )
+    engines = _Engines.for_experiment(experiment)
     if resume_run_id:
-        run = RunDirectory(Path(raw_dir) / experiment.name / resume_run_id)
-        if not run.manifest_path.exists():
-            raise ParameterError("resume", resume_run_id, f"a run of {experiment.name!r} under {Path(raw_dir) / experiment.name}")
-        manifest = run.read_manifest()
-        _check_same_experiment(manifest, experiment)
-        for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
-            removed = container.clean(client, run.run_id)
-            if removed:
-                log(f"removed {len(removed)} leftover container(s) of {run.run_id}")
-        discarded = run.discard_partial_trials()
-        if discarded:
-            log(f"discarded unfinished trial folder(s): {', '.join(discarded)}")
+        run, manifest = _resume_run(experiment, resume_run_id, raw_dir, engines, log)
     else:
-        run = RunDirectory.create(experiment.name, new_run_id(experiment.name), raw_dir)
-        manifest = new_manifest(experiment, run.run_id, server_client)
-        manifest["annotations"] = annotations or {}
-        run.write_manifest(manifest)
-        # The definition as run, so the run can be resumed (and re-read) from its own folder.
-        write_text_atomic(run.path / EXPERIMENT_FILE, yaml.safe_dump(experiment.to_dict(), sort_keys=False))
-
-    # Build everything first: a build failure should not surface mid-run.
-    images.ensure_image(loadgen_client, None, log=log)
-    conditions = {c["condition"]: c for c in experiment.conditions()}
-    for condition in conditions.values():
-        config = condition["config"]
-        tag = images.ensure_image(server_client, get_server(config.server), config.variant, log=log)
-        manifest["images"][condition["label"]] = {"image": tag, "image_id": images.image_digest(server_client, tag),
-                                                  "build_hash": images.image_build_hash(server_client, tag)}
-
-    finished = set(run.finished_trials())
-    pending = [t for t in manifest["trial_order"] if t["trial"] not in finished]
-    bar = _progress_bar(len(manifest["trial_order"]), len(finished), progress)
-    failed = sum(1 for t in manifest["trials"].values() if t.get("status") == "failed")
-    manifest["status"] = STATUS_RUNNING
-    done_now = 0
-    engine_lost = False
-    number, condition_name = None, None
+        run, manifest = _new_run(experiment, raw_dir, engines, annotations)
+    conditions = _build_images(experiment, manifest, engines, log)
+    bar = _progress_bar(len(manifest.trial_order), len(run.finished_trials()), progress)
+    manifest.status = STATUS_RUNNING
+    position, engine_lost = _Position(), False
     try:
-        for scheduled in pending:
-            if stop_after_trials is not None and done_now >= stop_after_trials:
-                break
-            number, condition_name = scheduled["trial"], scheduled["condition"]
-            condition = conditions[condition_name]
-            bar.set_description(f"trial {number}: {scheduled['condition']}"[:60])
-            partial = run.begin_trial(number)
-            row = run_trial(condition["config"], partial, run.run_id, server_client, number,
-                            log=lambda m: bar.write(m), loadgen_client=loadgen_client)
-            run.finish_trial(number, partial)
-            manifest["trials"][str(number)] = {
-                "condition": scheduled["condition"], "status": row["status"], "failure_reason": row.get("failure_reason"),
-                "finished_utc": now_utc(),
-            }
-            if row["status"] == "ok" and row.get("runtime_version"):
-                manifest["runtime_versions"][condition["label"]] = row["runtime_version"]
-            failed += row["status"] == "failed"
-            manifest["updated_utc"] = now_utc()
-            run.write_manifest(manifest)
-            done_now += 1
-            bar.update(1)
-            bar.set_postfix(failed=failed)
-        complete = len(run.finished_trials()) == len(manifest["trial_order"])
-        manifest["status"] = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
+        _run_pending(run, manifest, conditions, engines, bar, position, stop_after_trials)
+        complete = len(run.finished_trials()) == len(manifest.trial_order)
+        manifest.status = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
     except LoadlabError:
-        manifest["status"] = STATUS_INTERRUPTED
+        manifest.status = STATUS_INTERRUPTED
         raise
     except Exception as error:
-        manifest["status"] = STATUS_INTERRUPTED
-        if _engine_answers(server_client, loadgen_client):
+        manifest.status = STATUS_INTERRUPTED
+        if _engine_answers(engines.server, engines.loadgen):
             raise
         engine_lost = True
-        where = f"trial {number} ({condition_name})" if number is not None else "the start of the run"
         raise EngineLost(
-            f"the Docker engine stopped answering during {where} ({type(error).__name__}); run {run.run_id} is marked "
-            f"interrupted, its finished trials are kept; once an engine answers again, resume it with: {resume_command(run)}"
+            f"the Docker engine stopped answering during {position.where()} ({type(error).__name__}); run {run.run_id} "
+            f"is marked interrupted, its finished trials are kept; once an engine answers again, resume it with: "
+            f"{resume_command(run)}"
         ) from None
     except BaseException:
-        manifest["status"] = STATUS_INTERRUPTED
+        manifest.status = STATUS_INTERRUPTED
         raise
     finally:
         bar.close()
-        manifest["updated_utc"] = now_utc()
+        manifest.updated_utc = now_utc()
         run.write_manifest(manifest)
         if not engine_lost:
-            for client in {id(server_client): server_client, id(loadgen_client): loadgen_client}.values():
-                container.clean(client, run.run_id)
+            engines.clean(run.run_id)
     return run
 
 

@@ -256,6 +256,142 @@ def _failure_log(failure: TrialFailure, server_log: str) -> str:
             + (logs if logs.strip() else "(the server printed nothing before it failed)\n"))
 
 
+@dataclasses.dataclass
+class _Trial:
+    """What one trial has so far: its record (trial.json), its row (result.json), and what must be closed."""
+
+    config: TrialConfig
+    trial_dir: Path
+    run_id: str
+    number: int
+    record: dict
+    row: dict
+    session: ServerSession | None = None
+    profiling: capture.Capture | None = None
+    measured_at: float | None = None  # when the measured window began, seconds since the epoch
+
+    @property
+    def name(self) -> str:
+        return f"loadlab-{self.run_id}-t{self.number}"
+
+
+def _begin(config: TrialConfig, trial_dir: Path, run_id: str, trial_number: int) -> _Trial:
+    """The trial's record and row before anything runs."""
+    # Whatever built the config (an experiment, `loadlab trial`), a trial without a recorder's profiler runs
+    # without the recorder; the settings the server ran with are what the record keeps.
+    config = dataclasses.replace(config, settings=recorder_settings(config.server, config.settings, config.profilers))
+    record = {
+        "trial": trial_number, "run_id": run_id, "condition": config.label(),
+        "config": dataclasses.asdict(config), "started_unix_s": time.time(), "status": "running",
+    }
+    row = {"trial": trial_number, "run_id": run_id, "server": config.server, "variant": config.variant,
+           "route": config.route, "load_mode": config.load_mode, "connections": config.connections,
+           "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
+    return _Trial(config, Path(trial_dir), run_id, trial_number, record, row)
+
+
+def _start_server(trial: _Trial, client, loadgen_client, log) -> ServerSession:
+    """A healthy server container (and the loadgen's image), its image recorded."""
+    config = trial.config
+    if config.check_host_cpus:
+        # A previous trial's loadgen may still hold most local ports in TIME-WAIT: this trial's loadgen would
+        # then measure its own shortage of ports. What was seen is kept in trial.json.
+        trial.record["local_ports"] = hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S)
+    images.ensure_image(loadgen_client, None, log=log)
+    trial.session = session = ServerSession.start(
+        server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
+        memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, cpu_period_ms=config.cpu_period_ms,
+        run_id=trial.run_id, name=f"{trial.name}-server", client=client, host=config.target_host,
+        check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
+    )
+    trial.record["image"] = session.image
+    trial.record["image_id"] = images.image_digest(client, session.image)
+    trial.record["image_build_hash"] = trial.row["image_build_hash"] = images.image_build_hash(client, session.image)
+    return session
+
+
+def _verify(trial: _Trial, session: ServerSession) -> None:
+    """The contract's checks before the load; a server that fails one is a failed trial (`verify-failed`)."""
+    checks = verify.verify_server(session.host, session.port, session.spec.name, session.spec.routes, thorough=False)
+    summary = verify.summarize(checks)
+    # gzip: the same 70 passed checks in every trial were 2.6 MB of the reference data, plain.
+    write_bytes_atomic(trial.trial_dir / VERIFY_REPORT, gzip.compress(json.dumps(summary, indent=1).encode()))
+    if not summary["passed"]:
+        failed = [c.name + ": " + c.detail for c in checks if not c.passed]
+        raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))
+
+
+def _load(trial: _Trial, session: ServerSession, loadgen_client):
+    """Warm-up and the measured window from a fresh loadgen; returns (warm-up slices, result, window, timeseries)."""
+    config, url = trial.config, session.url(trial.config.route)
+    try:
+        with loadgen_run.loadgen_for_trial(loadgen_client, loadgen_image(), trial.run_id, f"{trial.name}-loadgen",
+                                           trial.trial_dir, config.loadgen_cpus) as loadgen:
+            warmup_timeline = _warm_up(config, loadgen, url)
+            _raise_if_exited(session)
+            trial.measured_at = time.time()
+            trial.profiling = capture.capture_for(config, session, trial.trial_dir / "profiles")
+            result, samples, window = _measure(config, session, loadgen, url, trial.profiling)
+            # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
+            timeseries = _timeseries(samples)
+            timeseries.to_csv(trial.trial_dir / "timeseries.csv", index=False)
+            _raise_if_exited(session)
+            if trial.profiling is not None:
+                trial.record["captures"] = trial.profiling.finish()
+    except TrialFailure as failure:
+        # Asked while the server's container still exists (leaving `with session` removes it, and a removed server
+        # refuses every connection): a loadgen that failed because the server died reports the death, its root
+        # cause; one whose server runs but refuses every connection measured a server that did no work; otherwise
+        # the loadgen's own failure stands.
+        raise _root_cause(failure, session) from None
+    return warmup_timeline, result, window, timeseries
+
+
+def _measured_columns(trial: _Trial, result, window: dict, timeseries: pd.DataFrame) -> dict:
+    """The row's columns from the window: the loadgen's numbers, connections, resources, the runtime's version."""
+    config, row = trial.config, {}
+    row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial.trial_dir))
+    row.update(_connection_columns(config, window["connections_accepted"], row.get("requests")))
+    row.update({key: value for key, value in window.items() if key != "connections_accepted"})
+    loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
+    row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
+    row.update(_generator_headroom(row))
+    row.update({"runtime_version": trial.session.health.get("runtime_version"), "status": "ok",
+                "failure_reason": None, "measured_unix_s": trial.measured_at,
+                "server_started_unix_s": trial.session.started_unix_s})
+    return row
+
+
+def _record_failure(trial: _Trial, failure: TrialFailure, log) -> None:
+    """The one failure path: the row and trial.json say failed and why; server.log and failure.log keep the logs.
+
+    A window that ran to its end already wrote server.log from the container; otherwise it is what the server
+    printed before it failed. The row keeps any numbers measured (a stalled window's show what happened).
+    """
+    trial.row.update({"status": "failed", "failure_reason": failure.reason,
+                      "measured_unix_s": trial.measured_at, "server_ended_unix_s": _unix_s(failure.ended_utc)})
+    trial.record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
+    server_log_path = trial.trial_dir / "server.log"
+    if server_log_path.exists():
+        server_log = server_log_path.read_text()
+    else:
+        server_log = _server_log(trial.session)
+        write_text_atomic(server_log_path, server_log)
+    write_text_atomic(trial.trial_dir / "failure.log", _failure_log(failure, server_log))
+    log(f"trial {trial.number} failed: {failure}")
+
+
+def _end(trial: _Trial) -> None:
+    """Finish any capture, remove the server, and write trial.json, whatever happened."""
+    if trial.profiling is not None and not trial.profiling.finished:
+        trial.record["captures"] = trial.profiling.finish(failure_reason=trial.record.get("failure_reason")
+                                                          or "interrupted")
+    if trial.session is not None:
+        trial.session.close()
+    trial.record["ended_unix_s"] = time.time()
+    write_json_atomic(trial.trial_dir / "trial.json", trial.record)
+
+
 def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_number: int = 1, log=print,
               loadgen_client=None) -> dict:
     """Run one validated trial into `trial_dir`; returns its tidy row (also saved as result.json).
@@ -268,104 +404,25 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
     failure.log.
     """
     loadgen_client = loadgen_client or client
-    trial_dir = Path(trial_dir)
-    # Whatever built the config (an experiment, `loadlab trial`), a trial without a recorder's profiler runs
-    # without the recorder; the settings the server ran with are what the record keeps.
-    config = dataclasses.replace(config, settings=recorder_settings(config.server, config.settings, config.profilers))
-    started = time.time()
-    record = {
-        "trial": trial_number, "run_id": run_id, "condition": config.label(),
-        "config": dataclasses.asdict(config), "started_unix_s": started, "status": "running",
-    }
-    row = {"trial": trial_number, "run_id": run_id, "server": config.server, "variant": config.variant,
-           "route": config.route, "load_mode": config.load_mode, "connections": config.connections,
-           "condition": config.label(), **{f"setting_{k}": v for k, v in config.settings.items()}}
-    session = None
-    measured_at = None
-    profiling = None
+    trial = _begin(config, trial_dir, run_id, trial_number)
     try:
-        if config.check_host_cpus:
-            # A previous trial's loadgen may still hold most local ports in TIME-WAIT: this trial's loadgen would
-            # then measure its own shortage of ports. What was seen is kept in trial.json.
-            record["local_ports"] = hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S)
-        images.ensure_image(loadgen_client, None, log=log)
-        session = ServerSession.start(
-            server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
-            memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, cpu_period_ms=config.cpu_period_ms,
-            run_id=run_id,
-            name=f"loadlab-{run_id}-t{trial_number}-server", client=client, host=config.target_host,
-            check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
-        )
-        record["image"] = session.image
-        record["image_id"] = images.image_digest(client, session.image)
-        record["image_build_hash"] = row["image_build_hash"] = images.image_build_hash(client, session.image)
+        session = _start_server(trial, client, loadgen_client, log)
         with session:
-            write_json_atomic(trial_dir / "health.json", session.health)
-            record["open_file_limit"] = container.open_file_limit(session.container)
-            if config.verify:
-                checks = verify.verify_server(session.host, session.port, session.spec.name, session.spec.routes,
-                                              thorough=False)
-                summary = verify.summarize(checks)
-                # gzip: the same 70 passed checks in every trial were 2.6 MB of the reference data, plain.
-                write_bytes_atomic(trial_dir / VERIFY_REPORT, gzip.compress(json.dumps(summary, indent=1).encode()))
-                if not summary["passed"]:
-                    failed = [c.name + ": " + c.detail for c in checks if not c.passed]
-                    raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))
-            url = session.url(config.route)
-            try:
-                with loadgen_run.loadgen_for_trial(
-                    loadgen_client, loadgen_image(), run_id, f"loadlab-{run_id}-t{trial_number}-loadgen", trial_dir,
-                    config.loadgen_cpus,
-                ) as loadgen:
-                    warmup_timeline = _warm_up(config, loadgen, url)
-                    _raise_if_exited(session)
-                    measured_at = time.time()
-                    profiling = capture.capture_for(config, session, trial_dir / "profiles")
-                    result, samples, window = _measure(config, session, loadgen, url, profiling)
-                    # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
-                    timeseries = _timeseries(samples)
-                    timeseries.to_csv(trial_dir / "timeseries.csv", index=False)
-                    _raise_if_exited(session)
-                    if profiling is not None:
-                        record["captures"] = profiling.finish()
-            except TrialFailure as failure:
-                # Asked while the server's container still exists (leaving `with session` removes it, and a
-                # removed server refuses every connection): a loadgen that failed because the server died
-                # reports the death, its root cause; one whose server runs but refuses every connection
-                # measured a server that did no work; otherwise the loadgen's own failure stands.
-                raise _root_cause(failure, session) from None
-            write_text_atomic(trial_dir / "server.log", container.log_tail(session.container, lines=5000))
-        row.update(_closed_loop_row(result) if config.load_mode == "closed" else _open_loop_row(result, trial_dir))
-        row.update(_connection_columns(config, window["connections_accepted"], row.get("requests")))
-        row.update({key: value for key, value in window.items() if key != "connections_accepted"})
-        loadgen_cpu_count = len(parse_cpuset(config.loadgen_cpus, "loadgen_cpus"))
-        row.update(summarize_resources(timeseries, config.duration_s, loadgen_cpu_count))
-        row.update(_generator_headroom(row))
-        row.update({"runtime_version": session.health.get("runtime_version"), "status": "ok", "failure_reason": None,
-                    "measured_unix_s": measured_at, "server_started_unix_s": session.started_unix_s})
-        record["status"] = "ok"
-        stalled = outcome.stall_detail(row, warmup_timeline, config.profilers)
+            write_json_atomic(trial.trial_dir / "health.json", session.health)
+            trial.record["open_file_limit"] = container.open_file_limit(session.container)
+            if trial.config.verify:
+                _verify(trial, session)
+            warmup_timeline, result, window, timeseries = _load(trial, session, loadgen_client)
+            write_text_atomic(trial.trial_dir / "server.log", container.log_tail(session.container, lines=5000))
+        trial.row.update(_measured_columns(trial, result, window, timeseries))
+        trial.record["status"] = "ok"
+        stalled = outcome.stall_detail(trial.row, warmup_timeline, trial.config.profilers)
         if stalled is not None:
             # The numbers stay in the row (they show what happened); the status says they measured nothing.
-            failure = TrialFailure(outcome.STALLED, stalled)
-            row.update({"status": "failed", "failure_reason": failure.reason})
-            record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
-            write_text_atomic(trial_dir / "failure.log", _failure_log(failure, (trial_dir / "server.log").read_text()))
-            log(f"trial {trial_number} failed: {failure}")
+            raise TrialFailure(outcome.STALLED, stalled)
     except TrialFailure as failure:
-        row.update({"status": "failed", "failure_reason": failure.reason,
-                    "measured_unix_s": measured_at, "server_ended_unix_s": _unix_s(failure.ended_utc)})
-        record.update({"status": "failed", "failure_reason": failure.reason, "failure_detail": failure.detail})
-        server_log = _server_log(session)
-        write_text_atomic(trial_dir / "server.log", server_log)
-        write_text_atomic(trial_dir / "failure.log", _failure_log(failure, server_log))
-        log(f"trial {trial_number} failed: {failure}")
+        _record_failure(trial, failure, log)
     finally:
-        if profiling is not None and not profiling.finished:
-            record["captures"] = profiling.finish(failure_reason=record.get("failure_reason") or "interrupted")
-        if session is not None:
-            session.close()
-        record["ended_unix_s"] = time.time()
-        write_json_atomic(trial_dir / "trial.json", record)
-    write_json_atomic(trial_dir / "result.json", row)
-    return row
+        _end(trial)
+    write_json_atomic(trial.trial_dir / "result.json", trial.row)
+    return trial.row

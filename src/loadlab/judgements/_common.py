@@ -10,6 +10,7 @@ from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import Family, judge_ratio
 from loadlab.judgements.verdicts import Verdict, claimed_ratio, ratio_verdict
 from loadlab.tables import cpu_allowance_cores, with_metrics  # noqa: F401  (the judgement modules import them here)
+from loadlab.manifest import Manifest
 
 # A closed loop keeps a pinned server busy: at or above this share of its CPU
 # allowance, CPU share measures the load, not the runtime.
@@ -46,9 +47,9 @@ def margin_source(margins) -> str | None:
     return source() if source else None
 
 
-def quota_text(manifest: dict) -> str:
+def quota_text(manifest: Manifest) -> str:
     """", rust and swoole capped at 0.5 core by a quota" (servers with their own quota), or the run's quota."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     capped = [(entry.get("label") or entry.get("server"), entry["cpu_quota"])
               for entry in parameters.get("servers") or [] if entry.get("cpu_quota")]
     period = (parameters.get("placement") or {}).get("cpu_period_ms")
@@ -78,9 +79,9 @@ def connection_mode_text(load: dict) -> str:
     return ", a new connection per request" if load.get("connection_mode") == "per-request" else ""
 
 
-def setup_text(manifest: dict, level=None) -> str:
+def setup_text(manifest: Manifest, level=None) -> str:
     """One line on how the run measured: load, level, window, placement (for a verdict's context)."""
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     load, durations, placement = parameters.get("load") or {}, parameters.get("durations") or {}, parameters.get("placement") or {}
     mode = load.get("mode")
     if mode == "open" and load.get("capacity_fractions"):
@@ -95,7 +96,7 @@ def setup_text(manifest: dict, level=None) -> str:
             f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 
 
-def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str = "server_cpu_seconds") -> pd.Series:
+def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: Manifest, column: str = "server_cpu_seconds") -> pd.Series:
     """CPU share of what each trial's server was given (its quota or its cores), in per cent: `loadlab.metrics`'
     `server_cpu_pct_of_allowance` (or `server_cpu_user_pct_of_allowance` for the user-mode `column`)."""
     name = {"server_cpu_seconds": "server_cpu_pct_of_allowance",
@@ -103,7 +104,7 @@ def cpu_pct_of_allowance(trials: pd.DataFrame, manifest: dict, column: str = "se
     return metrics.derive(name, with_metrics(trials, manifest))
 
 
-def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: dict) -> dict[str, float] | None:
+def both_at_allowance(trials: pd.DataFrame, labels, level, manifest: Manifest) -> dict[str, float] | None:
     """{label: median CPU share of its allowance} when every side ran at its whole allowance, else None."""
     shares = {}
     for label in labels:

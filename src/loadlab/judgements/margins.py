@@ -47,6 +47,7 @@ import pandas as pd
 
 from loadlab import hostfacts, metrics, paths, rundir, tables
 from loadlab.judgements import evidence as evidence_policy
+from loadlab.manifest import Manifest
 
 AA_EXPERIMENT_PREFIX = "00-aa-noise-"
 # 95% of pairs of fresh instances of one server land within the margin of each other.
@@ -170,22 +171,22 @@ def aa_run_in_sitting(sitting: dict | None, raw_dir: Path | None = None) -> Path
         if not str(run["experiment"] or "").startswith(AA_EXPERIMENT_PREFIX) or run["status"] != rundir.STATUS_COMPLETE:
             continue
         manifest = rundir.RunDirectory(Path(run["path"])).read_manifest()
-        if hostfacts.same_sitting((manifest.get("provenance") or {}).get("sitting"), sitting):
+        if hostfacts.same_sitting(manifest.provenance.get("sitting"), sitting):
             return Path(run["path"])
     return None
 
 
 def noise_margins(study, metrics: Iterable[str], raw_dir: Path | None = None) -> NoiseMargins:
     """{metric: m} for a run (a `study.Study` or its manifest), from the A/A run of that run's sitting only."""
-    manifest = study if isinstance(study, dict) else study.manifest
-    sitting = (manifest.get("provenance") or {}).get("sitting")
+    manifest = study if isinstance(study, Manifest) else study.manifest
+    sitting = manifest.provenance.get("sitting")
     if not sitting:
-        return NoiseMargins(why=f"run {manifest.get('run_id')} records no sitting (measured before sittings were "
+        return NoiseMargins(why=f"run {manifest.run_id} records no sitting (measured before sittings were "
                                 "recorded), so no A/A control can be shown to share its machine and sitting")
     raw_dir = Path(raw_dir or paths.RAW_DIR)
     aa_dir = aa_run_in_sitting(sitting, raw_dir)
     if aa_dir is None:
-        return NoiseMargins(why=f"no complete A/A run in the sitting of run {manifest.get('run_id')}")
+        return NoiseMargins(why=f"no complete A/A run in the sitting of run {manifest.run_id}")
     return margins_from_aa(tables.load_run(aa_dir, raw_dir)["trials"], metrics, aa_run_id=aa_dir.name)
 
 

@@ -17,6 +17,7 @@ from loadlab import latency_curve
 from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import basis_text, open_loop_text
+from loadlab.manifest import Manifest
 
 
 def capacities_rps(trials: pd.DataFrame, level=None) -> dict[str, float]:
@@ -39,21 +40,21 @@ def capacities_rps(trials: pd.DataFrame, level=None) -> dict[str, float]:
     return capacities
 
 
-def offered_rates_rps(manifest: dict, fraction: float) -> dict[str, float]:
+def offered_rates_rps(manifest: Manifest, fraction: float) -> dict[str, float]:
     """The rate (req/s) an open-loop run at capacity `fraction` offered each server, as its experiment computed it."""
-    experiment = Experiment.from_record(manifest.get("parameters") or {})
+    experiment = Experiment.from_record(manifest.parameters)
     return {entry.display_label(): experiment.offered_rate_rps(entry, fraction)
             for entry in experiment.servers if entry.capacity_rps is not None}
 
 
-def offered_rates_by_condition(manifest: dict) -> dict[tuple[str, float], float]:
+def offered_rates_by_condition(manifest: Manifest) -> dict[tuple[str, float], float]:
     """{(label, level): the rate (req/s) asked of the open loop's generator} for every condition of a run."""
-    experiment = Experiment.from_record(manifest.get("parameters") or {})
+    experiment = Experiment.from_record(manifest.parameters)
     return {(entry.display_label(), float(level)): experiment.offered_rate_rps(entry, level)
             for entry in experiment.servers if entry.capacity_rps is not None for level in experiment.levels()}
 
 
-def levels_below_knees(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> list[float | None]:
+def levels_below_knees(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest) -> list[float | None]:
     """For each of `labels`, the highest level below its knee (None: past it at every level)."""
     curve = latency_curve.latency_curve(open_loop[open_loop["label"].isin(labels)], offered_rates_by_condition(manifest))
     return [latency_curve.highest_level_below_knee(curve, label) for label in labels]
@@ -66,17 +67,17 @@ def judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[f
     return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
 
 
-def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> float:
+def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest) -> float:
     """The fraction of capacity a latency claim is judged at (`judged_level` of `levels_below_knees`)."""
     return judged_level(open_loop, labels, levels_below_knees(open_loop, labels, manifest))
 
 
-def judged_at(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: dict) -> tuple[float, str]:
+def judged_at(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest) -> tuple[float, str]:
     """(the level a latency claim is judged at, the opening of its verdict's context: the generator, the level
     and whose capacity it is a fraction of, the rates offered, and why that level)."""
     below = levels_below_knees(open_loop, labels, manifest)
     fraction = judged_level(open_loop, labels, below)
-    load = (manifest.get("parameters") or {}).get("load") or {}
+    load = manifest.parameter("load")
     return fraction, (f"{open_loop_text(load)} at {fraction:g} of {basis_text(load)}"
                       f"{rates_text(manifest, fraction, labels)}, {where_text(labels, below)}")
 
@@ -89,9 +90,9 @@ def where_text(labels: tuple[str, str], below: list[float | None]) -> str:
             + " was past its knee there")
 
 
-def rates_text(manifest: dict, fraction: float, labels: tuple[str, str]) -> str:
+def rates_text(manifest: Manifest, fraction: float, labels: tuple[str, str]) -> str:
     """" (go 5,200 req/s, rust 7,100 req/s)", or one rate when every server was offered the same."""
-    load = (manifest.get("parameters") or {}).get("load") or {}
+    load = manifest.parameter("load")
     rates = offered_rates_rps(manifest, fraction)
     if load.get("capacity_basis") == "slowest":
         return f" ({next(iter(set(rates.values()))):,.0f} req/s)" if len(set(rates.values())) == 1 else ""

@@ -22,6 +22,7 @@ from loadlab.judgements._common import cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_TESTABLE, RULED_OUT, Family, judge_value
 from loadlab.judgements.verdicts import Verdict
+from loadlab.manifest import Manifest
 
 # rss, cpu-user, p99 and threads for two pairs, and the context-switch ratio.
 FAMILY = Family("S1", 9)
@@ -126,12 +127,12 @@ def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_le
 
 
 def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
-                notebook: str, run_id: str, manifest: dict) -> Verdict:
+                notebook: str, run_id: str, manifest: Manifest) -> Verdict:
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
     below both servers' knees (`open_loop.latency_fraction`)."""
     fraction, judged = open_loop_judging.judged_at(open_loop, labels, manifest)
-    load = (manifest.get("parameters") or {}).get("load") or {}
-    duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
+    load = manifest.parameter("load")
+    duration = manifest.parameter("durations").get("duration_s", "?")
     context = (f"{judged}, on {load.get('route', '?')}{connection_mode_text(load)}, {duration} s windows"
                f"{quota_text(manifest)}{open_loop_judging.throttled_text(open_loop, labels, fraction)}; "
                "each trial's p99 from all its requests (HdrHistogram), never averaged; the source: closed-loop wrk "
@@ -140,7 +141,7 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
                                fraction, context)
 
 
-def runtime_overhead(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+def runtime_overhead(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Claim], margins: dict[str, float],
                      notebook: str, run_id: str, open_loop: tuple[pd.DataFrame, dict, str] | None = None) -> list[Verdict]:
     """S1-rss, S1-cpu-user, S1-p99 and S1-threads for java-platform/go and rust/go at the run's top level.
 
@@ -237,9 +238,9 @@ def per_connection_columns(trials: pd.DataFrame, low_level, high_level) -> pd.Da
                        cgroup_per_connection_kib=1024 * per_connection(data, "cgroup_memory_mib", low_level, high_level))
 
 
-def held_rule_text(manifest: dict) -> str:
+def held_rule_text(manifest: Manifest) -> str:
     """Which trials the connections they held exclude, as `level_shortfall` decides it for the run's load."""
-    load = (manifest.get("parameters") or {}).get("load") or {}
+    load = manifest.parameter("load")
     if load.get("connection_mode") == "per-request":
         return ("under a connection per request a server holds only the connections whose request is in its hands, "
                 "so no trial is excluded for the share it held")

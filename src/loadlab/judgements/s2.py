@@ -17,6 +17,7 @@ from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import judge_claimed_ratio, margin_source, setup_text
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, Family, judge_ratio
 from loadlab.judgements.verdicts import Verdict, ratio_verdict
+from loadlab.manifest import Manifest
 
 FAMILY = Family("S2", 4)
 LABELS = ("go-nethttp", "go-workerpool")
@@ -89,7 +90,7 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
     samples_per_trial = trials["trial"].map(samples).fillna(0).astype(int)
     # A series that answered in fewer than half the window's seconds has no peak worth the name. The window is the
     # one the run asked for: an open loop's duration_s also counts vegeta's wait for answers still in flight.
-    window_s = ((tables.get("manifest") or {}).get("parameters") or {}).get("durations", {}).get("duration_s")
+    window_s = tables["manifest"].parameter("durations").get("duration_s") if "manifest" in tables else None
     window = pd.Series(float(window_s), index=trials.index) if window_s else trials["duration_s"].astype(float)
     covered = samples_per_trial >= SERIES_MIN_SHARE * window
     connection_rows = threads[threads["metric"] == "connections"] if not threads.empty else threads
@@ -101,13 +102,13 @@ def with_runtime_metrics(tables: dict) -> pd.DataFrame:
                          goroutines_peak=trials["trial"].map(peaks).where(covered))
 
 
-def accept_backlog(manifest: dict) -> int | None:
+def accept_backlog(manifest: Manifest) -> int | None:
     """The host's listen-queue size when the run was measured (its recorded connection limits), or None for runs
     recorded before the limits were."""
-    return ((manifest.get("provenance") or {}).get("connection_limits") or {}).get("accept_backlog")
+    return (manifest.provenance.get("connection_limits") or {}).get("accept_backlog")
 
 
-def worker_pool(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+def worker_pool(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Claim], margins: dict[str, float],
                 notebook: str, run_id: str) -> list[Verdict]:
     """Every S2 verdict, at the highest offered rate of the run.
 
@@ -239,7 +240,7 @@ def seconds_to_oom(trials: pd.DataFrame) -> pd.Series:
     return killed["server_ended_unix_s"] - killed["measured_unix_s"]
 
 
-def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, run_id: str, context: str) -> Verdict:
+def out_of_memory(trials: pd.DataFrame, manifest: Manifest, level, notebook: str, run_id: str, context: str) -> Verdict:
     """S2-oom at `level`: was the unbounded server OOM-killed under the run's memory limit, and the pool not?
 
     Every server of the run is counted (the rejecting pool too); the time to each kill is measured from the
@@ -251,7 +252,7 @@ def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, ru
     times = seconds_to_oom(at_level)
     killed_after = {label: [round(float(t), 1) for t in times[at_level.loc[times.index, "label"] == label] if t == t]
                     for label in labels}
-    parameters = manifest.get("parameters") or {}
+    parameters = manifest.parameters
     limit_mib = (parameters.get("placement") or {}).get("memory_limit_mib")
     # The measured window as planned: a trial's duration_s also counts the loadgen's wait for requests in flight.
     window_s = float((parameters.get("durations") or {}).get("duration_s")
@@ -289,12 +290,12 @@ def out_of_memory(trials: pd.DataFrame, manifest: dict, level, notebook: str, ru
     return Verdict("S2-oom", NOT_REPRODUCED, why, notebook, run_id, context=context, measured=measured)
 
 
-def oom_differences(at_level: pd.DataFrame, manifest: dict) -> str:
+def oom_differences(at_level: pd.DataFrame, manifest: Manifest) -> str:
     """Why S2's crash cannot happen as it did in an HTTP run here: where the backlog waited, and the client's
     timeout. S2 queued its backlog as goroutines inside one process (an in-process generator); here it waits in
     the kernel's listen queue and the client gives up."""
     backlog = accept_backlog(manifest)
-    load = (manifest.get("parameters") or {}).get("load") or {}
+    load = manifest.parameter("load")
     timeout = load.get("request_timeout_s")
     ok = at_level[at_level["status"] == "ok"]
     parts = ["S2 drove its two designs in-process, so every request it could not serve became a goroutine holding "

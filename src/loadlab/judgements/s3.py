@@ -10,6 +10,7 @@ from loadlab.judgements._common import (
 )
 from loadlab.judgements.rule import CONTRADICTED, DIRECTION_ONLY, HOLDS, INCONCLUSIVE, NO_DIFFERENCE, NOT_TESTABLE, Family
 from loadlab.judgements.verdicts import Verdict
+from loadlab.manifest import Manifest
 
 FAMILY = Family("S3", 3)
 LABELS = ("go", "rust")
@@ -17,7 +18,7 @@ SOURCE_SETUP = "the source: hey -n 100000 -c 256 on 4 cores"
 PARTS = ("S3-throughput", "S3-cpu", "S3-memory")
 
 
-def json_api(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+def json_api(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Claim], margins: dict[str, float],
              notebook: str, run_id: str) -> list[Verdict]:
     """S3-throughput, S3-cpu, S3-memory at the run's top level, and S3-headline from the three."""
     level = trials["level"].max()

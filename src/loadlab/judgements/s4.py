@@ -10,6 +10,7 @@ from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements._common import both_at_allowance, judge_claimed_ratio, setup_text, with_metrics
 from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
 from loadlab.judgements.verdicts import Verdict
+from loadlab.manifest import Manifest
 
 FAMILY = Family("S4", 4)
 LABELS = ("go", "swoole")
@@ -24,7 +25,7 @@ CLOSED_LOOP_MEAN = ("a closed loop's mean latency is its connections over its th
 ERRORS_TO_TELL = 10
 
 
-def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim], margins: dict[str, float],
+def io_coroutines(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Claim], margins: dict[str, float],
                   notebook: str, run_id: str, missing: dict[str, str] | None = None,
                   open_loop: tuple[pd.DataFrame, dict, str] | None = None) -> list[Verdict]:
     """S4's verdicts from 04's closed loop at 400 connections; S4-latency from `open_loop` (its trials, manifest
@@ -60,7 +61,7 @@ def io_coroutines(trials: pd.DataFrame, manifest: dict, claims: dict[str, Claim]
     return verdicts
 
 
-def latency(open_trials: pd.DataFrame, manifest: dict, run_id: str, claim: Claim, margins: dict[str, float],
+def latency(open_trials: pd.DataFrame, manifest: Manifest, run_id: str, claim: Claim, margins: dict[str, float],
             notebook: str) -> Verdict:
     """S4-latency on an open loop at fractions of each server's capacity: the trials' mean latency (the quantity
     S4 names) at the highest fraction below both knees (`open_loop.latency_fraction`)."""
@@ -70,8 +71,8 @@ def latency(open_trials: pd.DataFrame, manifest: dict, run_id: str, claim: Claim
                        + ", not both of go and swoole (a server without a closed-loop capacity gets no rate)",
                        notebook, run_id, baseline="go", candidate="swoole")
     fraction, judged = open_loop_judging.judged_at(open_trials, LABELS, manifest)
-    load = (manifest.get("parameters") or {}).get("load") or {}
-    duration = (manifest.get("parameters") or {}).get("durations", {}).get("duration_s", "?")
+    load = manifest.parameter("load")
+    duration = manifest.parameter("durations").get("duration_s", "?")
     context = (f"{judged}, on {load.get('route', '?')}, at most "
                f"{load.get('max_in_flight', '?')} requests in flight, {duration} s windows; the mean of all of a "
                f"trial's requests, the quantity S4 names; the source's mean was a closed loop's ({CLOSED_LOOP_MEAN}); "

@@ -67,10 +67,10 @@ def runtime_versions(run_dir: Path) -> dict[str, str]:
     """{label: version} from the trials' /health answers (the manifest's copy predates the Swoole fix)."""
     run_dir = Path(run_dir)
     manifest = rundir.RunDirectory(run_dir).read_manifest()
-    labels = {c["condition"]: c.get("label") for c in manifest.get("conditions", [])}
+    labels = {c["condition"]: c.get("label") for c in manifest.conditions}
     versions: dict[str, str] = {}
-    for number, trial in sorted(manifest.get("trials", {}).items(), key=lambda item: int(item[0])):
-        label = labels.get(trial.get("condition"))
+    for number, trial in sorted(manifest.trials.items(), key=lambda item: int(item[0])):
+        label = labels.get(trial.condition)
         health_path = run_dir / rundir.TRIALS / str(number) / "health.json"
         if label is None or label in versions or not health_path.exists():
             continue
@@ -79,7 +79,7 @@ def runtime_versions(run_dir: Path) -> dict[str, str]:
         if version:
             versions[label] = version
     if not versions:  # a run without health answers on disk: the manifest's record is all there is
-        versions = dict(manifest.get("runtime_versions") or {})
+        versions = dict(manifest.runtime_versions)
     return versions
 
 
@@ -119,13 +119,13 @@ def run_facts(run) -> RunFacts:
     """The facts of a run given as a Study, a raw run folder or a run id."""
     run_dir = _run_dir(run)
     manifest = rundir.RunDirectory(run_dir).read_manifest()
-    provenance = manifest.get("provenance") or {}
+    provenance = manifest.provenance
     trial_runs = not (run_dir / "results.parquet").exists()
     return RunFacts(
-        run_id=manifest.get("run_id", run_dir.name), experiment=manifest.get("experiment", run_dir.parent.name),
-        created_utc=manifest.get("created_utc"), updated_utc=manifest.get("updated_utc"),
+        run_id=manifest.run_id, experiment=manifest.experiment,
+        created_utc=manifest.created_utc, updated_utc=manifest.updated_utc,
         commit=provenance.get("git_commit"), dirty=provenance.get("git_dirty"), host=provenance.get("host") or {},
-        engine=provenance.get("engine") or {}, parameters=manifest.get("parameters") or {},
+        engine=provenance.get("engine") or {}, parameters=manifest.parameters,
         runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
         connection_limits=provenance.get("connection_limits") or {},
     )  # fmt: skip

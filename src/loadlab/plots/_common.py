@@ -17,6 +17,7 @@ from matplotlib.patches import Patch
 from loadlab.stats.median import median_ci
 
 from .palette import series_style
+from .style import format_log_axis, seconds_formatter, spans_decades
 
 # Colour of the legend's explanatory entries (what a line, a band or a hollow point means).
 KEY_COLOUR = "0.35"
@@ -144,6 +145,13 @@ def key_handles(
     return handles
 
 
+def finish_figure(figure: Figure, title: str | None, handles: Sequence[Artist]) -> None:
+    """The figure's title, when it has one, and its legend below the axes: how every figure ends."""
+    if title:
+        figure.suptitle(title)
+    legend_below(figure, handles)
+
+
 def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
     """One legend under the plotting area, never over a title or the data.
 
@@ -158,3 +166,24 @@ def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
         if legend.get_window_extent(renderer).width <= 0.97 * figure.bbox.width or columns == 1:
             return
         legend.remove()
+
+
+def seconds_y_axis(axes: Axes, values: pd.Series, log_allowed: bool = True) -> None:
+    """A y axis in seconds: logarithmic when `values` span a decade (and `log_allowed`), else linear from zero."""
+    if log_allowed and spans_decades(values):
+        axes.set_yscale("log")
+        format_log_axis(axes.yaxis, values, seconds_formatter())
+    else:
+        axes.set_ylim(bottom=0)
+        axes.yaxis.set_major_formatter(seconds_formatter())
+
+
+def trial_line_handles(reasons: pd.Series, trials: pd.Series, one_width: float, excluded_width: float) -> list[Line2D]:
+    """The legend's key for figures that draw each trial as a thin line: "one trial", and the excluded ones dashed
+    (a line cannot be hollow) when there are any."""
+    handles = [Line2D([], [], color=KEY_COLOUR, linewidth=one_width, alpha=0.6, label="one trial")]
+    label = excluded_label(reasons, trials=trials)
+    if label:
+        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=excluded_width, linestyle="--",
+                              label=label.replace("(hollow)", "(dashed)")))  # fmt: skip
+    return handles

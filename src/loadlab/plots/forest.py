@@ -30,7 +30,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from loadlab.units import format_ratio, format_ratio_interval
 
-from ._common import legend_below, require_columns
+from ._common import finish_figure, require_columns
 from .palette import series_style
 from .style import style_context
 
@@ -158,14 +158,7 @@ def forest_figure(
     columns += [c for c in (group_column, claimed_column, noise_low_column, noise_high_column, verdict_column) if c]
     require_columns(data, columns, "forest_figure")
     rows = data.reset_index(drop=True)
-    if noise_band is not None and not all(_finite(v) for v in noise_band):
-        noise_band = None  # an A/A run too small for an interval has no band to draw
-    bands = []
-    for _, record in rows.iterrows():
-        if noise_low_column and _finite(record[noise_low_column]) and _finite(record[noise_high_column]):
-            bands.append((float(record[noise_low_column]), float(record[noise_high_column])))
-        else:
-            bands.append(tuple(map(float, noise_band)) if noise_band is not None else None)
+    bands = _noise_bands(rows, noise_band, noise_low_column, noise_high_column)
     value_columns = [ratio_column, low_column, high_column] + ([claimed_column] if claimed_column else [])
     values = pd.concat([pd.to_numeric(rows[c], errors="coerce") for c in value_columns]).to_numpy(dtype=float)
     values = np.concatenate([values, np.array([v for band in bands if band for v in band], dtype=float)])
@@ -182,38 +175,61 @@ def forest_figure(
     with style_context():
         figure = Figure(figsize=(13.0 if zoomed else 10.0, 1.9 + 0.3 * len(rows)), layout="constrained")
         panels = figure.subplots(1, 2, sharey=True) if zoomed else [figure.subplots()]
-        _draw_rows(panels[0], rows, positions, bands, columns)
-        panels[0].set_xlim(low_limit, high_limit)
-        _set_ticks(panels[0], low_limit, high_limit)
-        panels[0].set_yticks(positions, rows[label_column].astype(str))
-        if zoomed:
-            _draw_rows(panels[1], rows, positions, bands, columns)
-            panels[1].set_xlim(*ZOOM_LIMITS)
-            _set_ticks(panels[1], *ZOOM_LIMITS)
-            panels[0].set_title("every row", fontsize="medium")
-            panels[1].set_title("zoom on \N{MULTIPLICATION SIGN}0.5 to \N{MULTIPLICATION SIGN}2", fontsize="medium")
-            panels[1].tick_params(axis="y", left=False, labelleft=False)
-        # Wrapped: two panels share the width, and their labels must not meet.
-        panels[0].set_xlabel(textwrap.fill(f"{x_label} (log scale)", 34 if zoomed else 80))
-        if zoomed:
-            panels[1].set_xlabel("the same ratio, zoomed\n(log scale)")
+        _draw_panels(panels, rows, positions, bands, columns, (low_limit, high_limit), x_label)
         # The numbers as the right-hand tick labels of the last panel: the layout then makes room for them.
         notes_axes = panels[-1].twinx()
         notes_axes.set_ylim(panels[-1].get_ylim())
         notes_axes.set_yticks(positions, notes, fontsize="small")
         notes_axes.tick_params(axis="y", length=0)
         notes_axes.grid(False)
-        if title:
-            figure.suptitle(title)
-        handles = [
-            Line2D([], [], color="0.15", marker="o", markersize=6, markeredgecolor="white", linewidth=1.8,
-                   label="measured ratio of medians, 95% CI"),
-            Line2D([], [], color=CLAIMED_COLOUR, marker="x", markersize=6, markeredgewidth=1.6, linestyle="none",
-                   label="claimed by the source"),
-            Line2D([], [], color="0.3", linestyle="--", linewidth=0.9, label="\N{MULTIPLICATION SIGN}1: no difference"),
-        ]  # fmt: skip
-        if any(band is not None for band in bands):
-            handles.append(Patch(facecolor=NOISE_FILL, edgecolor=NOISE_EDGE, linewidth=0.8,
-                                 label="A/A noise band of the row's metric"))  # fmt: skip
-        legend_below(figure, handles)
+        finish_figure(figure, title, _forest_legend(any(band is not None for band in bands)))
     return figure
+
+
+def _noise_bands(rows: pd.DataFrame, noise_band: tuple[float, float] | None, low_column: str | None,
+                 high_column: str | None) -> list[tuple[float, float] | None]:
+    """Each row's A/A band: its own metric's when measured, else the figure's one band, else none."""
+    if noise_band is not None and not all(_finite(v) for v in noise_band):
+        noise_band = None  # an A/A run too small for an interval has no band to draw
+    bands = []
+    for _, record in rows.iterrows():
+        if low_column and _finite(record[low_column]) and _finite(record[high_column]):
+            bands.append((float(record[low_column]), float(record[high_column])))
+        else:
+            bands.append(tuple(map(float, noise_band)) if noise_band is not None else None)
+    return bands
+
+
+def _draw_panels(panels, rows: pd.DataFrame, positions: np.ndarray, bands: list, columns: tuple,
+                 limits: tuple[float, float], x_label: str) -> None:
+    """Every row on the first panel; with a second panel, the same rows zoomed on x0.5 to x2."""
+    zoomed = len(panels) > 1
+    _draw_rows(panels[0], rows, positions, bands, columns)
+    panels[0].set_xlim(*limits)
+    _set_ticks(panels[0], *limits)
+    panels[0].set_yticks(positions, rows[columns[0]].astype(str))
+    if zoomed:
+        _draw_rows(panels[1], rows, positions, bands, columns)
+        panels[1].set_xlim(*ZOOM_LIMITS)
+        _set_ticks(panels[1], *ZOOM_LIMITS)
+        panels[0].set_title("every row", fontsize="medium")
+        panels[1].set_title("zoom on \N{MULTIPLICATION SIGN}0.5 to \N{MULTIPLICATION SIGN}2", fontsize="medium")
+        panels[1].tick_params(axis="y", left=False, labelleft=False)
+    # Wrapped: two panels share the width, and their labels must not meet.
+    panels[0].set_xlabel(textwrap.fill(f"{x_label} (log scale)", 34 if zoomed else 80))
+    if zoomed:
+        panels[1].set_xlabel("the same ratio, zoomed\n(log scale)")
+
+
+def _forest_legend(has_bands: bool) -> list:
+    handles = [
+        Line2D([], [], color="0.15", marker="o", markersize=6, markeredgecolor="white", linewidth=1.8,
+               label="measured ratio of medians, 95% CI"),
+        Line2D([], [], color=CLAIMED_COLOUR, marker="x", markersize=6, markeredgewidth=1.6, linestyle="none",
+               label="claimed by the source"),
+        Line2D([], [], color="0.3", linestyle="--", linewidth=0.9, label="\N{MULTIPLICATION SIGN}1: no difference"),
+    ]  # fmt: skip
+    if has_bands:
+        handles.append(Patch(facecolor=NOISE_FILL, edgecolor=NOISE_EDGE, linewidth=0.8,
+                             label="A/A noise band of the row's metric"))  # fmt: skip
+    return handles

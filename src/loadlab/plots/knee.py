@@ -10,7 +10,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, NullLocator, PercentFormatter
 
-from ._common import KEY_COLOUR, draw_trials, exclusion_reasons, key_handles, legend_below, require_columns, series_handle
+from ._common import KEY_COLOUR, draw_trials, exclusion_reasons, finish_figure, key_handles, require_columns
+from ._common import series_handle
 from .palette import runtime_order, series_style
 from .style import format_log_axis, new_figure, plain_formatter, seconds_formatter, style_context
 
@@ -73,12 +74,10 @@ def latency_knee_figure(trials: pd.DataFrame, curve: pd.DataFrame, knee_levels: 
             axes.set_xlabel(x_label)
         latency_axes.set_title("p99 (solid) and p50 (dashed)", fontsize="medium")
         served_axes.set_title("answered, of the rate asked", fontsize="medium")
-        if title:
-            figure.suptitle(title)
         handles = [series_handle(server) for server in servers]
         handles += key_handles(0.95, reasons, median="median p99 of included trials", points="one trial's p99")
         handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=9, markerfacecolor="none",
                               linestyle="none", label="first level past the knee"))
         handles.append(Line2D([], [], color=KEY_COLOUR, linestyle=":", label=f"{served_share_line:.0%} served"))
-        legend_below(figure, handles)
+        finish_figure(figure, title, handles)
     return figure

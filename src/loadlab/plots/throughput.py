@@ -21,7 +21,7 @@ from matplotlib.ticker import FixedLocator, NullLocator
 from loadlab import metrics
 from loadlab.stats.median import median_ci
 
-from ._common import KEY_COLOUR, draw_trials, excluded_label, exclusion_reasons, key_handles, legend_below
+from ._common import KEY_COLOUR, draw_trials, excluded_label, exclusion_reasons, finish_figure, key_handles
 from ._common import median_summary
 from ._common import require_columns, series_handle
 from .palette import runtime_order, series_style
@@ -179,9 +179,7 @@ def throughput_figure(
             figure, axes, handles = _several_levels_figure(frame, servers, group_column, x_column, confidence,
                                                            reasons, reference_lines)  # fmt: skip
         axes.set_ylabel(axis_label(y_column))
-        if title:
-            figure.suptitle(title)
-        legend_below(figure, handles)
+        finish_figure(figure, title, handles)
     return figure
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 
-from ._common import KEY_COLOUR, excluded_label, exclusion_reasons, key_handles, legend_below, median_summary
+from ._common import exclusion_reasons, finish_figure, key_handles, median_summary, trial_line_handles
 from ._common import require_columns, series_handle
 from .palette import runtime_order, series_style
 from .style import (
@@ -100,16 +99,10 @@ def resources_over_time_figure(
             axes.set_ylabel(axis_label(column))
         axes_list[-1].set_xlabel(axis_label(time_column))
         axes_list[-1].set_xlim(left=min(0.0, float(np.nanmin(frame["_t"]))))
-        if title:
-            figure.suptitle(title)
         handles = [series_handle(server, marker=False) for server in servers]
         handles += key_handles(confidence, None, median="median of included trials", points=None)
-        handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, alpha=0.6, label="one trial"))
-        label = excluded_label(reasons, trials=frame[trial_column])
-        if label:
-            handles.append(Line2D([], [], color=KEY_COLOUR, linewidth=0.7, linestyle="--",
-                                  label=label.replace("(hollow)", "(dashed)")))  # fmt: skip
-        legend_below(figure, handles)
+        handles += trial_line_handles(reasons, frame[trial_column], one_width=0.7, excluded_width=0.7)
+        finish_figure(figure, title, handles)
     return figure
 
 

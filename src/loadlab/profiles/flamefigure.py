@@ -44,7 +44,6 @@ def flame_figure(
     """
     # Imported here: reading profiles (loadlab.profiles) should not cost matplotlib's import.
     import matplotlib.pyplot as plt
-    from matplotlib.collections import PolyCollection
     from matplotlib.colors import Normalize
     from matplotlib.figure import Figure
 
@@ -53,6 +52,7 @@ def flame_figure(
     if max_depth is not None:
         layout = layout[layout["depth"] <= max_depth]
     differential = baseline is not None
+    scale = None
     if differential:
         layout = add_share_change(layout, baseline)
         scale = change_scale(layout)
@@ -64,38 +64,10 @@ def flame_figure(
         ax = figure.add_subplot()
     else:
         figure = ax.figure
-
-    x = layout["start"].to_numpy() / total if total else np.zeros(len(layout))
-    w = layout["width"].to_numpy() / total if total else np.zeros(len(layout))
-    y = layout["depth"].to_numpy().astype(float)
-    gap = 0.06
-    polygons = [
-        [(x0, y0 + gap), (x0 + w0, y0 + gap), (x0 + w0, y0 + 1 - gap), (x0, y0 + 1 - gap)]
-        for x0, y0, w0 in zip(x, y, w)
-    ]
-    if differential:
-        colors = [change_color(change, scale) for change in layout["share_change"]]
-    else:
-        colors = [frame_color(name) for name in layout["name"]]
-    facecolors = [(r / 255, g / 255, b / 255) for r, g, b in colors]
-    ax.add_collection(PolyCollection(polygons, facecolors=facecolors, edgecolors="white", linewidths=0.3))
+    boxes = _draw_frames(ax, layout, total, scale)
     ax.set_xlim(0, 1)
     ax.set_ylim(depth, 0) if inverted else ax.set_ylim(0, depth)
-
-    # Labels that fit: the axes' width in points tells how many characters fit.
-    figure.canvas.draw_idle()
-    axes_width_pt = ax.get_position().width * figure.get_size_inches()[0] * 72
-    char_pt = CHAR_WIDTH_EM * font_size_pt
-    for name, x0, y0, w0 in zip(layout["name"], x, y, w):
-        fit = int((w0 * axes_width_pt - 2) // char_pt)
-        if fit < 5:  # fewer than three letters and ".." says nothing
-            continue
-        text = name if len(name) <= fit else name[: fit - 2] + ".."
-        # parse_math=False: JVM names are full of "$" (Foo$$Lambda), which
-        # matplotlib would otherwise read as TeX math and fail on.
-        ax.text(x0 + 0.002, y0 + 0.5, text, fontsize=font_size_pt, va="center", ha="left", clip_on=True,
-                parse_math=False)
-
+    _label_frames(ax, figure, layout["name"], boxes, font_size_pt)
     ax.set_xlabel(f"share of samples (total {total:,})")
     ax.set_ylabel("stack depth")
     ax.set_yticks([])
@@ -109,3 +81,42 @@ def flame_figure(
         colorbar = figure.colorbar(mappable, ax=ax, fraction=0.04, pad=0.01)
         colorbar.set_label("change in share vs baseline (pp)")
     return figure
+
+
+def _draw_frames(ax, layout: pd.DataFrame, total: int, scale: float | None) -> tuple[np.ndarray, ...]:
+    """One box per frame, coloured by name (or by change in share, when `scale` is set); returns (x, y, width)
+    as shares of the samples and depths."""
+    from matplotlib.collections import PolyCollection
+
+    x = layout["start"].to_numpy() / total if total else np.zeros(len(layout))
+    w = layout["width"].to_numpy() / total if total else np.zeros(len(layout))
+    y = layout["depth"].to_numpy().astype(float)
+    gap = 0.06
+    polygons = [
+        [(x0, y0 + gap), (x0 + w0, y0 + gap), (x0 + w0, y0 + 1 - gap), (x0, y0 + 1 - gap)]
+        for x0, y0, w0 in zip(x, y, w)
+    ]
+    if scale is not None:
+        colors = [change_color(change, scale) for change in layout["share_change"]]
+    else:
+        colors = [frame_color(name) for name in layout["name"]]
+    facecolors = [(r / 255, g / 255, b / 255) for r, g, b in colors]
+    ax.add_collection(PolyCollection(polygons, facecolors=facecolors, edgecolors="white", linewidths=0.3))
+    return x, y, w
+
+
+def _label_frames(ax, figure, names, boxes: tuple[np.ndarray, ...], font_size_pt: float) -> None:
+    """Names that fit their box: the axes' width in points tells how many characters fit."""
+    x, y, w = boxes
+    figure.canvas.draw_idle()
+    axes_width_pt = ax.get_position().width * figure.get_size_inches()[0] * 72
+    char_pt = CHAR_WIDTH_EM * font_size_pt
+    for name, x0, y0, w0 in zip(names, x, y, w):
+        fit = int((w0 * axes_width_pt - 2) // char_pt)
+        if fit < 5:  # fewer than three letters and ".." says nothing
+            continue
+        text = name if len(name) <= fit else name[: fit - 2] + ".."
+        # parse_math=False: JVM names are full of "$" (Foo$$Lambda), which
+        # matplotlib would otherwise read as TeX math and fail on.
+        ax.text(x0 + 0.002, y0 + 0.5, text, fontsize=font_size_pt, va="center", ha="left", clip_on=True,
+                parse_math=False)

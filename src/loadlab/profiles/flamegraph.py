@@ -18,6 +18,7 @@ figure in flamefigure); with `baseline` it is a differential graph.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import zlib
 
@@ -181,7 +182,42 @@ def flamegraph_svg(
         if differential
         else "click a frame to zoom, hover for details"
     )
-    parts = [
+    geometry = _Geometry(pad, usable, top, frame_height_px, max_depth, inverted, char_px, total, count_name,
+                         scale if differential else None)
+    parts = _svg_head(svg_id, width_px, height, font_size_px, title, subtitle, geometry)
+    parts += [_frame_element(row, geometry) for row in layout.itertuples(index=False)]
+    script = (
+        _SCRIPT.replace("__ID__", svg_id)
+        .replace("__PAD__", str(pad))
+        .replace("__USABLE__", str(usable))
+        .replace("__CHARW__", f"{char_px:.3f}")
+    )
+    parts.append(f'<script type="text/ecmascript"><![CDATA[{script}]]></script>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+@dataclasses.dataclass
+class _Geometry:
+    """Where frames go (pixels) and what their tooltips count; `scale` is set for a differential graph."""
+
+    pad: int
+    usable: int
+    top: int
+    frame_height_px: int
+    max_depth: int
+    inverted: bool
+    char_px: float
+    total: int
+    count_name: str
+    scale: float | None
+
+
+def _svg_head(svg_id: str, width_px: int, height: int, font_size_px: float, title: str, subtitle: str,
+              geometry: _Geometry) -> list[str]:
+    """The <svg> element, its style, the title lines, the zoom and search buttons and the details line."""
+    pad = geometry.pad
+    return [
         f'<svg id="{svg_id}" xmlns="http://www.w3.org/2000/svg" version="1.1" '
         f'width="{width_px}" height="{height}" viewBox="0 0 {width_px} {height}" class="loadlab-flamegraph">',
         "<style>"
@@ -201,40 +237,34 @@ def flamegraph_svg(
         f'<text class="button search" x="{width_px - pad}" y="16" text-anchor="end">Search</text>',
         f'<text class="matched" x="{width_px - pad}" y="{height - 10}" text-anchor="end"></text>',
         f'<text class="details" x="{pad}" y="{height - 10}">'
-        f"{html.escape(f'{total:,} {count_name}')}</text>",
+        f"{html.escape(f'{geometry.total:,} {geometry.count_name}')}</text>",
     ]
-    rows = layout.itertuples(index=False)
-    for row in rows:
-        x_fraction = row.start / total if total else 0.0
-        w_fraction = row.width / total if total else 0.0
-        level = row.depth if inverted else max_depth - row.depth
-        y = top + level * frame_height_px
-        x_px = pad + x_fraction * usable
-        w_px = w_fraction * usable
-        share = 100 * w_fraction
-        name = row.name
-        tooltip = f"{name} ({row.width:,} {count_name}, {share:.2f}%)"
-        if differential:
-            color = change_color(row.share_change, scale)
-            tooltip += f", {100 * row.share_change:+.2f} pp vs baseline ({100 * row.baseline_share:.2f}%)"
-        else:
-            color = frame_color(name)
-        fill = f"rgb({color[0]},{color[1]},{color[2]})"
-        escaped = html.escape(name)
-        parts.append(
-            f'<g class="frame" data-name="{escaped}" data-x="{x_fraction:.9g}" data-w="{w_fraction:.9g}" '
-            f'data-depth="{row.depth}"><title>{html.escape(tooltip)}</title>'
-            f'<rect x="{x_px:.2f}" y="{y}" width="{w_px:.2f}" height="{frame_height_px - 1}" '
-            f'fill="{fill}" data-fill="{fill}" rx="2" ry="2"/>'
-            f'<text x="{x_px + 3:.2f}" y="{y + frame_height_px - 4.5:.1f}">'
-            f"{html.escape(_label(name, w_px, char_px))}</text></g>"
-        )
-    script = (
-        _SCRIPT.replace("__ID__", svg_id)
-        .replace("__PAD__", str(pad))
-        .replace("__USABLE__", str(usable))
-        .replace("__CHARW__", f"{char_px:.3f}")
+
+
+def _frame_element(row, geometry: _Geometry) -> str:
+    """One frame as an SVG group: its box, its tooltip and the part of its name that fits."""
+    total, count_name = geometry.total, geometry.count_name
+    x_fraction = row.start / total if total else 0.0
+    w_fraction = row.width / total if total else 0.0
+    level = row.depth if geometry.inverted else geometry.max_depth - row.depth
+    y = geometry.top + level * geometry.frame_height_px
+    x_px = geometry.pad + x_fraction * geometry.usable
+    w_px = w_fraction * geometry.usable
+    share = 100 * w_fraction
+    name = row.name
+    tooltip = f"{name} ({row.width:,} {count_name}, {share:.2f}%)"
+    if geometry.scale is not None:
+        color = change_color(row.share_change, geometry.scale)
+        tooltip += f", {100 * row.share_change:+.2f} pp vs baseline ({100 * row.baseline_share:.2f}%)"
+    else:
+        color = frame_color(name)
+    fill = f"rgb({color[0]},{color[1]},{color[2]})"
+    escaped = html.escape(name)
+    return (
+        f'<g class="frame" data-name="{escaped}" data-x="{x_fraction:.9g}" data-w="{w_fraction:.9g}" '
+        f'data-depth="{row.depth}"><title>{html.escape(tooltip)}</title>'
+        f'<rect x="{x_px:.2f}" y="{y}" width="{w_px:.2f}" height="{geometry.frame_height_px - 1}" '
+        f'fill="{fill}" data-fill="{fill}" rx="2" ry="2"/>'
+        f'<text x="{x_px + 3:.2f}" y="{y + geometry.frame_height_px - 4.5:.1f}">'
+        f"{html.escape(_label(name, w_px, geometry.char_px))}</text></g>"
     )
-    parts.append(f'<script type="text/ecmascript"><![CDATA[{script}]]></script>')
-    parts.append("</svg>")
-    return "\n".join(parts)

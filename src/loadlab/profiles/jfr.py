@@ -149,10 +149,9 @@ def jfr_gc_events(
         heap[(summary["gcId"], summary["when"])] = summary["heapUsed"]
     origin_ns = _origin_ns(origin, events)
     rows = len(collections)
-    return gc_events_frame(
+    return _jfr_gc_frame(
+        runtime, trial, rows, "cycle",
         {
-            "runtime": [runtime] * rows,
-            "trial": [trial] * rows,
             "t_s": _seconds_since([c["startTime"] for c in collections], origin_ns),
             "pause_s": [duration_s(c.get("sumOfPauses")) for c in collections],
             "heap_before_bytes": [heap.get((c["gcId"], "Before GC")) for c in collections],
@@ -160,9 +159,7 @@ def jfr_gc_events(
             "cause": [c.get("cause") for c in collections],
             "gc_id": [c["gcId"] for c in collections],
             "collector": [c.get("name") for c in collections],
-            "kind": ["cycle"] * rows,
-            "source": ["jfr"] * rows,
-        }
+        },
     )
 
 
@@ -179,10 +176,9 @@ def jfr_gc_pauses(
     cycles = {c["gcId"]: c for c in events_of(events, "jdk.GarbageCollection")}
     origin_ns = _origin_ns(origin, events)
     rows = len(pauses)
-    return gc_events_frame(
+    return _jfr_gc_frame(
+        runtime, trial, rows, "pause",
         {
-            "runtime": [runtime] * rows,
-            "trial": [trial] * rows,
             "t_s": _seconds_since([p["startTime"] for p in pauses], origin_ns),
             "pause_s": [duration_s(p.get("duration")) for p in pauses],
             "heap_before_bytes": [None] * rows,
@@ -190,10 +186,14 @@ def jfr_gc_pauses(
             "cause": [cycles.get(p["gcId"], {}).get("cause") for p in pauses],
             "gc_id": [p["gcId"] for p in pauses],
             "collector": [cycles.get(p["gcId"], {}).get("name") for p in pauses],
-            "kind": ["pause"] * rows,
-            "source": ["jfr"] * rows,
-        }
+        },
     )
+
+
+def _jfr_gc_frame(runtime: str, trial: int | None, rows: int, kind: str, columns: dict) -> pd.DataFrame:
+    """gc_events rows from JFR: `columns` between the runtime and trial and the kind ("cycle", "pause") and source."""
+    return gc_events_frame({"runtime": [runtime] * rows, "trial": [trial] * rows, **columns,
+                            "kind": [kind] * rows, "source": ["jfr"] * rows})
 
 
 def jfr_thread_counts(
