@@ -71,7 +71,7 @@ FLOORS = (
     ("foundations", ("loadlab", "paths", "errors", "units")),
     ("vocabulary and pure tools", ("metrics", "stats", "contract", "schemas", "outcome", "profiles")),
     ("what is measured and claimed", ("servers", "config", "experiment", "claims")),
-    ("raw runs", ("loadgen", "rundir", "hostfacts")),
+    ("raw runs", ("loadgen", "manifest", "rundir", "hostfacts")),
     ("tables", ("profile_tables", "tables")),
     ("analysis", ("latency_curve",)),
     ("judgements", ("judgements",)),
