@@ -6,7 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 LOADLAB := $(BIN)/loadlab
 PYTEST_ARGS ?=
-PROFILE ?= quick
+# The run's scale: smoke, quick or full. PROFILE is its old name, honoured for one release.
+SCALE ?= $(or $(PROFILE),quick)
 
 .PHONY: help setup browser engine images test test-fast reproduce report smoke clean-containers clean-venv
 
@@ -49,14 +50,14 @@ test: engine browser ## Run the whole test suite (unit tests on captured fixture
 test-fast: setup browser ## Run only the tests that need no Docker engine
 	$(BIN)/python -m pytest -m "not docker" $(PYTEST_ARGS)
 
-reproduce: images ## Reproduce the collection: build images, run every notebook (PROFILE=quick), export HTML into reports/ (the README's main command)
-	$(LOADLAB) notebooks --profile $(PROFILE)
+reproduce: images ## Reproduce the collection: build images, run every notebook (SCALE=quick), export HTML into reports/ (the README's main command)
+	$(LOADLAB) notebooks --scale $(SCALE)
 
 report: setup ## Re-run the analyses on the newest complete runs (no measuring) and re-export HTML into reports/
-	$(LOADLAB) notebooks --profile $(PROFILE) --run-id latest
+	$(LOADLAB) notebooks --scale $(SCALE) --run-id latest
 
-smoke: images ## Every notebook at the smoke profile (minutes; what CI runs): proves the pipeline, not the claims
-	$(LOADLAB) notebooks --profile smoke
+smoke: images ## Every notebook at the smoke scale (minutes; what CI runs): proves the pipeline, not the claims
+	$(LOADLAB) notebooks --scale smoke
 
 clean-containers: setup ## Remove every leftover loadlab container (label loadlab.run)
 	$(LOADLAB) clean

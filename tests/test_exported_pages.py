@@ -1,6 +1,6 @@
 """The exported reports, as a reader gets them: every notebook re-analysed from the committed data and exported.
 
-The whole collection is executed once (`loadlab notebooks --profile quick
+The whole collection is executed once (`loadlab notebooks --scale quick
 --run-id latest`, no Docker needed) into a temporary reports folder, with
 LOADLAB_STRICT_FIGURES=1 so that any figure the notebooks save that fails
 the figure lint stops the export. Then the pages are checked as text (no
@@ -33,7 +33,7 @@ def exported(tmp_path_factory) -> Path:
     reports = tmp_path_factory.mktemp("reports")
     environment = {**os.environ, "LOADLAB_REPORTS_DIR": str(reports), "LOADLAB_STRICT_FIGURES": "1",
                    "PYTHONPATH": os.pathsep.join([str(paths.ROOT / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    result = subprocess.run([sys.executable, "-m", "loadlab.cli", "notebooks", "--profile", "quick", "--run-id", "latest"],
+    result = subprocess.run([sys.executable, "-m", "loadlab.cli", "notebooks", "--scale", "quick", "--run-id", "latest"],
                             capture_output=True, text=True, env=environment, cwd=paths.ROOT)  # fmt: skip
     assert result.returncode == 0, (result.stdout[-4000:], result.stderr[-4000:])
     return reports
@@ -68,7 +68,7 @@ def test_every_page_opens_with_its_provenance(exported):
         assert block < first_figure, f"{page.name}: the provenance block is not the first thing on the page"
         assert "filled in by the notebook" not in text, f"{page.name}: the placeholder was never filled in"
         visible = " ".join(html_checks.visible_text(text).split())
-        assert re.search(r"Re-analysed|Measured now", visible) and "commit" in visible and "profile quick" in visible
+        assert re.search(r"Re-analysed|Measured now", visible) and "commit" in visible and "scale quick" in visible
         if page.name != "index.html" and not page.name.startswith(("00-", "99-")):
             assert "its setup beside this one" in visible, f"{page.name}: no source setup table"
 

@@ -148,7 +148,7 @@ def test_a_notebook_runs_through_a_jupyter_server_with_the_loadlab_kernel(server
                 continue
             code = cell.source
             if "parameters" in cell.metadata.get("tags", []):
-                code = 'profile = "quick"\nrun_id = "latest"  # re-analyse the committed run'  # what the user types
+                code = 'scale = "quick"\nrun_id = "latest"  # re-analyse the committed run'  # what the user types
             outputs += execute(channel, session["id"], code)
         where = execute(channel, session["id"], "import sys, loadlab\nprint(sys.executable, loadlab.__file__)")
     finally:

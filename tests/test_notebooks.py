@@ -29,7 +29,7 @@ def test_committed_without_outputs_and_with_a_parameters_cell(path):
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters' (papermill)"
     source = "".join(tagged[0]["source"])
-    assert re.search(r'^profile = "(smoke|quick|full)"', source, re.M) and re.search(r"^run_id = None", source, re.M)
+    assert re.search(r'^scale = "(smoke|quick|full)"', source, re.M) and re.search(r"^run_id = None", source, re.M)
     first = notebook["cells"][0]
     assert first["cell_type"] == "markdown" and "".join(first["source"]).startswith("# "), "a title first"
 
@@ -52,7 +52,7 @@ def _number(node) -> bool:
 
 
 def thinness_problems(notebook: dict) -> list[str]:
-    """What a notebook does that belongs in src/loadlab: definitions, lambdas, per-profile sizes, decisions against a
+    """What a notebook does that belongs in src/loadlab: definitions, lambdas, per-scale sizes, decisions against a
     threshold, raw file reads, and the setup study.open_page does."""
     problems = []
     raw = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
@@ -68,8 +68,8 @@ def thinness_problems(notebook: dict) -> list[str]:
                 problems.append(f"a lambda (line {node.lineno}): a package function instead")
             elif isinstance(node, ast.Dict):
                 keys = {key.value for key in node.keys if isinstance(key, ast.Constant)}
-                if len(keys & set(plans.PROFILE_NAMES)) >= 2:
-                    problems.append(f"sizes by profile in a cell (line {node.lineno}): loadlab.plans sizes measurements")
+                if len(keys & set(plans.SCALE_NAMES)) >= 2:
+                    problems.append(f"sizes by scale in a cell (line {node.lineno}): loadlab.plans sizes measurements")
             elif isinstance(node, ast.Compare) and any(isinstance(op, ORDERINGS) for op in node.ops) \
                     and any(_number(operand) for operand in [node.left, *node.comparators]):
                 problems.append(f"decides against a threshold (line {node.lineno}): judgements/ or pages/ decide")
@@ -83,7 +83,7 @@ def test_notebooks_stay_thin(path):
 
 
 def _notebook(*sources: str) -> dict:
-    opening = 'NOTEBOOK = "00-x"\nPAGE = study.open_page(NOTEBOOK, profile, run_id)'
+    opening = 'NOTEBOOK = "00-x"\nPAGE = study.open_page(NOTEBOOK, scale, run_id)'
     return {"cells": [{"cell_type": "markdown", "source": ["# x"]},
                       *({"cell_type": "code", "source": [source]} for source in (opening, *sources))]}
 
@@ -92,7 +92,7 @@ def _notebook(*sources: str) -> dict:
     ("def helper(x):\n    return x", "defines helper"),
     ("measure = lambda: microbench.spawn_cost(client)", "a lambda"),
     ('frame.assign(mib=lambda f: f["bytes"] / MIB)', "a lambda"),
-    ('repetitions = {"smoke": 1, "quick": 5, "full": 10}[profile]', "sizes by profile"),
+    ('repetitions = {"smoke": 1, "quick": 5, "full": 10}[scale]', "sizes by scale"),
     ('if row["ci_high"] < 1:\n    text = "costs"', "decides against a threshold"),
     ('verdict = "holds" if p > 0.05 else "not"', "decides against a threshold"),
     ('limits = json.loads((run_dir / "trials" / "1" / "trial.json").read_text())', "reads or writes a raw file"),
@@ -105,7 +105,7 @@ def test_the_thinness_test_refuses_what_belongs_in_the_package(source, problem):
 
 
 def test_the_thinness_test_passes_a_thin_notebook_and_wants_the_opening_call():
-    thin = _notebook('s = study.measure_or_load(plans.json_api(profile), run_id=run_id)\nPAGE.introduce(s)',
+    thin = _notebook('s = study.measure_or_load(plans.json_api(scale), run_id=run_id)\nPAGE.introduce(s)',
                      'level = trials["level"].max()\nif not per.empty:\n    display(per)')
     assert thinness_problems(thin) == []
     unopened = {"cells": [cell for cell in thin["cells"] if "open_page" not in "".join(cell["source"])]}
@@ -224,13 +224,13 @@ def test_the_profiler_overhead_plan_pairs_each_profiler_with_its_server_without_
     assert all(conditions[label]["config"].profilers == () for label in conditions if label.startswith("java"))
 
 
-def test_every_profile_makes_valid_experiments():
-    for profile in plans.PROFILE_NAMES:
+def test_every_scale_makes_valid_experiments():
+    for scale in plans.SCALE_NAMES:
         for make in (plans.noise, plans.loadgen_ceiling, plans.server_capacity, plans.json_api, plans.io_coroutines,
                      plans.cpu_profiles):
-            experiment = make(profile)
-            assert experiment.name.endswith(profile)
-    with pytest.raises(Exception, match="profile"):
+            experiment = make(scale)
+            assert experiment.name.endswith(scale)
+    with pytest.raises(Exception, match="scale"):
         plans.noise("enormous")
 
 
@@ -249,7 +249,7 @@ def test_executing_a_notebook_sets_batch_mode_for_its_kernel_only(tmp_path, monk
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "loadlab", "display_name": "loadlab", "language": "python"}
     notebook.metadata["language_info"] = {"name": "python"}
-    parameters = nbformat.v4.new_code_cell('profile = "smoke"\nrun_id = None')
+    parameters = nbformat.v4.new_code_cell('scale = "smoke"\nrun_id = None')
     parameters.metadata["tags"] = ["parameters"]
     notebook.cells = [parameters, nbformat.v4.new_code_cell('import os\nassert os.environ["LOADLAB_BATCH"] == "1"')]
     path = tmp_path / "batch-check.ipynb"

@@ -56,15 +56,15 @@ def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_dat
     assert (ratio_rows["measured"].str.contains(r"\(medians\)")).all()
     assert all(row.claimed for row in rows.itertuples() if CLAIMS[row.claim].values)
     for verdict, row in zip(verdicts, rows.itertuples()):
-        assert row.reproduce[0] == f"loadlab notebooks --profile quick --only {verdict.notebook[:2]}"
+        assert row.reproduce[0] == f"loadlab notebooks --scale quick --only {verdict.notebook[:2]}"
         assert row.data, f"{row.claim}: no link to its run's data"
         for _, href, _ in row.data:
             assert (paths.REPORTS_DIR / href).resolve().is_dir(), href
     throughput = rows[(rows["claim"] == "S4-throughput")].iloc[0]
     assert throughput.claimed == "go 24,850 req/s \N{MIDDLE DOT} swoole 22,160 req/s"
     assert throughput.measured.startswith("throughput: go ") and "req/s" in throughput.measured
-    assert throughput.reproduce == ["loadlab notebooks --profile quick --only 04",
-                                    "loadlab notebooks --profile quick --only 04 --run-id latest"]  # fmt: skip
+    assert throughput.reproduce == ["loadlab notebooks --scale quick --only 04",
+                                    "loadlab notebooks --scale quick --only 04 --run-id latest"]  # fmt: skip
 
 
 def test_the_claim_table_html_escapes_and_links():
@@ -303,7 +303,7 @@ def test_the_detectable_effect_text_gives_quick_full_and_the_trials_a_target_nee
     text = pages.detectable_effect_text(table, 6, 10)
     quick, full = stats.minimum_detectable_ratio(0.035, 6), stats.minimum_detectable_ratio(0.035, 10)
     assert f"a ratio of ×{quick:.3f}" in text and "between-instance CV of 3.5%" in text
-    assert f"The full profile's 10 trials a side detect ×{full:.3f}" in text
+    assert f"The full scale's 10 trials a side detect ×{full:.3f}" in text
     assert f"detecting ×1.03 at this spread takes {stats.trials_for_detectable_ratio(0.035, 1.03)} trials a side" in text
 
 

@@ -43,8 +43,8 @@ def test_a_smoke_run_is_no_replication_of_the_quick_reference():
     reference = judgements.load_verdicts(paths.VERDICTS_DIR)
     smoke = [judgements.Verdict(**{**v.__dict__, "run_id": (v.run_id or "").replace("-quick-", "-smoke-")})
              for v in reference]
-    assert rundir.run_profile(reference[0].run_id) == "quick"
-    assert rundir.run_profile(smoke[0].run_id) == "smoke"
+    assert rundir.run_scale(reference[0].run_id) == "quick"
+    assert rundir.run_scale(smoke[0].run_id) == "smoke"
     assert replication.replication_table(reference, smoke).empty
 
 
@@ -130,7 +130,7 @@ def test_a_measuring_run_writes_the_comparison_before_the_summary_reads_it(tmp_p
     monkeypatch.setattr(paths, "REPORTS_DIR", reports_dir)
     seen = []
 
-    def execute(notebook, profile, run_id, log=print):
+    def execute(notebook, scale, run_id, log=print):
         if not notebook.stem.startswith("99"):  # a measuring notebook replaces its verdicts
             judgements.save_verdicts([_as_another_run(v) for v in reference], "all", verdicts_dir)
         seen.append((notebook.stem, (reports_dir / replication.REPLICATION_FILE).exists()))

@@ -62,8 +62,8 @@ def test_a_runs_profile_is_read_with_the_names_the_plans_size_by():
     """The profiles' names live in config, below both rundir (which reads them back) and plans (which sizes by them)."""
     from loadlab import config, plans
 
-    assert plans.PROFILE_NAMES is config.PROFILE_NAMES
-    assert tuple(plans.PROFILES) == config.PROFILE_NAMES
-    for name in config.PROFILE_NAMES:
-        assert rundir.run_profile(f"03-json-api-{name}-20261126T000000Z-abc123") == name
-    assert rundir.run_profile("adhoc-20261126T000000Z-abc123") is None
+    assert plans.SCALE_NAMES is config.SCALE_NAMES
+    assert tuple(plans.SCALES) == config.SCALE_NAMES
+    for name in config.SCALE_NAMES:
+        assert rundir.run_scale(f"03-json-api-{name}-20261126T000000Z-abc123") == name
+    assert rundir.run_scale("adhoc-20261126T000000Z-abc123") is None

@@ -35,7 +35,7 @@ def test_every_name_of_a_runtime_is_drawn_as_that_runtime(runtime):
 
 
 def _plan_entries() -> list[ServerEntry]:
-    """Every ServerEntry the plans name: module constants and the servers of each plan at each profile."""
+    """Every ServerEntry the plans name: module constants and the servers of each plan at each scale."""
     entries = []
     for value in vars(plans).values():
         candidates = value if isinstance(value, (tuple, list)) else [value]
@@ -44,8 +44,8 @@ def _plan_entries() -> list[ServerEntry]:
         if name.startswith("_") or not inspect.isfunction(function) or function.__module__ != plans.__name__:
             continue
         parameters = list(inspect.signature(function).parameters.values())
-        if [p.name for p in parameters if p.default is inspect.Parameter.empty] == ["profile_name"]:
-            for size in plans.PROFILE_NAMES:
+        if [p.name for p in parameters if p.default is inspect.Parameter.empty] == ["scale_name"]:
+            for size in plans.SCALE_NAMES:
                 entries += list(function(size).servers)
     return entries
 

@@ -111,7 +111,7 @@ def _trial_config(args):
         max_in_flight=args.max_in_flight, open_loop_generator=args.open_loop_generator,
         connection_mode=args.connection_mode,
         verify=not args.no_verify,
-        profilers=tuple(args.profile or ()),
+        profilers=tuple(args.profiler or ()),
     ).validate()
 
 
@@ -212,7 +212,7 @@ def command_runs(args) -> int:
 def command_notebooks(args) -> int:
     from loadlab import report
 
-    index = report.build_collection(args.profile, args.run_id, args.only)
+    index = report.build_collection(args.scale, args.run_id, args.only)
     print(f"reports written; open {index}")
     return 0
 
@@ -325,8 +325,9 @@ def _add_trial_command(sub) -> None:
     p.add_argument("--cpu-period-ms", type=float, help="the CFS period the quota is granted in, 1-1000 ms "
                    "(default: the kernel's 100 ms)")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
-    p.add_argument("--profile", action="append", metavar="PROFILER",
-                   help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks (repeatable)")
+    p.add_argument("--profiler", "--profile", dest="profiler", action="append", metavar="PROFILER",
+                   help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks "
+                   "(repeatable; --profile is its old name, kept for one release)")
     p.add_argument("--json", action="store_true", help="print the row as one JSON object")
     p.set_defaults(func=command_trial)
 
@@ -352,7 +353,8 @@ def _add_run_commands(sub) -> None:
 def _add_report_commands(sub) -> None:
     """notebooks, export, check-pages: the reports."""
     p = sub.add_parser("notebooks", help="execute the notebooks with papermill and export HTML + an index into reports/")
-    p.add_argument("--profile", default="quick", help="smoke, quick or full (default quick)")
+    p.add_argument("--scale", "--profile", dest="scale", default="quick", help="the run's scale: smoke, quick or full "
+                   "(default quick; --profile is its old name, kept for one release)")
     p.add_argument("--run-id", help="'latest' to re-analyse the newest complete runs without measuring")
     p.add_argument("--only", nargs="+", metavar="NN", help="only notebooks whose names start with these prefixes")
     p.set_defaults(func=command_notebooks)

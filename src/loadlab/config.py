@@ -21,9 +21,9 @@ from loadlab import contract
 from loadlab.errors import ParameterError
 from loadlab.servers import get_server
 
-# A run's profile: its size (smoke, quick, full; `loadlab.plans` says what each measures). Here, below both plans
+# A run's scale: its size (smoke, quick, full; `loadlab.plans` says what each measures). Here, below both plans
 # (which sizes experiments by it) and rundir (which reads it back from a run's id), so that neither reaches up.
-PROFILE_NAMES = ("smoke", "quick", "full")
+SCALE_NAMES = ("smoke", "quick", "full")
 # A loadgen core at or above this utilization measured itself, not the server.
 LOADGEN_SATURATION_UTILIZATION = 0.95
 LOAD_MODES = ("closed", "open")

@@ -1,4 +1,4 @@
-"""The experiments behind each notebook, at three profiles.
+"""The experiments behind each notebook, at three scales.
 
 - smoke: proves the pipeline end to end in minutes (CI); too few trials for
   verdicts, and the notebooks say so.
@@ -6,8 +6,8 @@
   fewest that give a 95% CI on a median and a U test that can reach p<0.01.
 - full: more trials, longer windows, the whole level sweep.
 
-Each function returns an `Experiment` whose name carries the profile, so
-runs of different profiles never mix in data/raw. Everything a notebook
+Each function returns an `Experiment` whose name carries the scale, so
+runs of different scales never mix in data/raw. Everything a notebook
 measures with is chosen here, profilers included: notebooks call a plan and
 never change the experiment it returns.
 """
@@ -17,13 +17,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from loadlab.config import PROFILE_NAMES  # the profiles' names are config's; plans.PROFILE_NAMES stays readable
+from loadlab.config import SCALE_NAMES  # the scales' names are config's; plans.SCALE_NAMES stays readable
 from loadlab.errors import ParameterError
 from loadlab.experiment import Durations, Experiment, Load, Placement, ServerEntry
 
 
 @dataclass(frozen=True)
-class Profile:
+class Scale:
     name: str
     trials_per_condition: int
     duration_s: int
@@ -32,29 +32,29 @@ class Profile:
     jit_warmup_max_s: int  # for JVM servers: long enough to reach steady state
 
 
-PROFILES = {
-    "smoke": Profile("smoke", 2, 2, 1, 2, 3),
-    "quick": Profile("quick", 6, 5, 2, 6, 12),
-    "full": Profile("full", 10, 20, 5, 20, 60),
+SCALES = {
+    "smoke": Scale("smoke", 2, 2, 1, 2, 3),
+    "quick": Scale("quick", 6, 5, 2, 6, 12),
+    "full": Scale("full", 10, 20, 5, 20, 60),
 }
 
 
-def profile(name: str) -> Profile:
-    if name not in PROFILES:
-        raise ParameterError("profile", name, PROFILE_NAMES)
-    return PROFILES[name]
+def scale(name: str) -> Scale:
+    if name not in SCALES:
+        raise ParameterError("scale", name, SCALE_NAMES)
+    return SCALES[name]
 
 
-def _by_profile(name: str, smoke, quick, full):
-    return {"smoke": smoke, "quick": quick, "full": full}[profile(name).name]
+def _by_scale(name: str, smoke, quick, full):
+    return {"smoke": smoke, "quick": quick, "full": full}[scale(name).name]
 
 
-def _durations(p: Profile, jit: bool, duration_s: int | None = None) -> Durations:
+def _durations(p: Scale, jit: bool, duration_s: int | None = None) -> Durations:
     return Durations(warmup_s=p.warmup_s, warmup_max_s=p.jit_warmup_max_s if jit else p.warmup_max_s,
                      duration_s=duration_s or p.duration_s)
 
 
-def _experiment(name: str, p: Profile, servers, load: Load, jit: bool, seed: int, **extra) -> Experiment:
+def _experiment(name: str, p: Scale, servers, load: Load, jit: bool, seed: int, **extra) -> Experiment:
     return Experiment(
         name=f"{name}-{p.name}", servers=servers, load=load,
         durations=extra.pop("durations", None) or _durations(p, jit, extra.pop("duration_s", None)),
@@ -96,9 +96,9 @@ def s1_jvm(entry: ServerEntry) -> ServerEntry:
     return dataclasses.replace(entry, settings={**entry.settings, "JAVA_OPTS": S1_JAVA_OPTS})
 
 
-def noise(profile_name: str) -> Experiment:
+def noise(scale_name: str) -> Experiment:
     """00: the A/A control (go-nethttp twice) on /json, closed loop."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [ServerEntry("go-nethttp", label="go-nethttp-A"), ServerEntry("go-nethttp", label="go-nethttp-B")]
     return _experiment("00-aa-noise", p, servers, Load(mode="closed", route="/json", connections=[64]), False, 1)
 
@@ -113,9 +113,9 @@ CEILING_SERVERS = [
 CAPACITY_PIPELINE_DEPTH = 16
 
 
-def loadgen_ceiling(profile_name: str) -> Experiment:
+def loadgen_ceiling(scale_name: str) -> Experiment:
     """00: where one loadgen core stops: the fastest servers on a whole core, /plaintext, one request per round trip."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     return _experiment("00-loadgen-ceiling", p, list(CEILING_SERVERS),
                        Load(mode="closed", route="/plaintext", connections=[64]), False, 2,
                        trials=max(2, p.trials_per_condition // 2))
@@ -129,9 +129,9 @@ OPEN_LOOP_CEILING_RATES = {"smoke": [10_000.0], "quick": [10_000.0, 30_000.0, 50
 OPEN_LOOP_CEILING_MAX_IN_FLIGHT = 256
 
 
-def open_loop_ceiling(profile_name: str) -> Experiment:
+def open_loop_ceiling(scale_name: str) -> Experiment:
     """00: openloop's ceiling on one core: nginx-baseline on a whole core offered rising rates (req/s)."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     load = Load(mode="open", route="/plaintext", connections=[1], rate_rps=OPEN_LOOP_CEILING_RATES[p.name],
                 max_in_flight=OPEN_LOOP_CEILING_MAX_IN_FLIGHT)
     return _experiment("00-open-loop-ceiling", p, [ServerEntry("nginx-baseline", label="nginx-baseline")], load,
@@ -145,9 +145,9 @@ ISOLATION = {"smoke": {"instances": 2, "windows": 2, "window_s": 1, "warmup_s": 
              "full": {"instances": 15, "windows": 5, "window_s": 5, "warmup_s": 5}}
 
 
-def server_capacity(profile_name: str) -> Experiment:
+def server_capacity(scale_name: str) -> Experiment:
     """00: the same servers' capacity on a whole core with loadgen headroom: /plaintext pipelined 16 deep."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     return _experiment("00-server-capacity", p, list(CEILING_SERVERS),
                        Load(mode="closed", route="/plaintext", connections=[64], pipeline_depth=CAPACITY_PIPELINE_DEPTH),
                        False, 5)
@@ -176,7 +176,7 @@ def _s1_servers(servers: list[ServerEntry] | None) -> list[ServerEntry]:
             for entry in servers]
 
 
-def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
+def runtime_overhead(scale_name: str, servers: list[ServerEntry] | None = None) -> Experiment:
     """01 (S1): every runtime under S1's load (a new connection per request, its 200-byte answer) at rising
     connection counts, each on its own core as S1 ran it.
 
@@ -184,10 +184,10 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
     loadgen core keeps headroom; CPU is then judged as a share of what each
     server was given.
     """
-    p = profile(profile_name)
+    p = scale(scale_name)
     # Two levels at least: memory per extra connection is what S1's 100,000 connections measure. Three decades in
     # quick, up to 10,000: half the open-file limit the engine gives a container here (20,000).
-    levels = _by_profile(profile_name, [10, 100], [10, 1000, 10000], [10, 100, 1000, 5000, 10000])
+    levels = _by_scale(scale_name, [10, 100], [10, 1000, 10000], [10, 100, 1000, 5000, 10000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
     return _experiment("01-runtime-overhead", p, _s1_servers(servers), load, True, 3,
                        placement=Placement(memory_limit_mib=4096))
@@ -199,11 +199,11 @@ def runtime_overhead(profile_name: str, servers: list[ServerEntry] | None = None
 KEEPALIVE_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
 
 
-def runtime_overhead_keepalive(profile_name: str) -> Experiment:
+def runtime_overhead_keepalive(scale_name: str) -> Experiment:
     """01's labelled extension: go, java-platform and rust on keep-alive connections (S1's route), at the lowest
     and the top level of `runtime_overhead`."""
-    p = profile(profile_name)
-    levels = _by_profile(profile_name, [10, 100], [10, 10000], [10, 1000, 10000])
+    p = scale(scale_name)
+    levels = _by_scale(scale_name, [10, 100], [10, 10000], [10, 1000, 10000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode="keep-alive")
     return _experiment("01-runtime-overhead-keepalive", p, _s1_servers(list(KEEPALIVE_SERVERS)), load, True, 14,
                        placement=Placement(memory_limit_mib=4096), trials=max(2, p.trials_per_condition // 2))
@@ -224,7 +224,7 @@ LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerE
 LATENCY_MAX_IN_FLIGHT = 512
 
 
-def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
+def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) -> Experiment:
     """01 (S1-p99): go, java-platform and rust under S1's load (a new connection per request, /plaintext200), open
     loop, each at fractions of its own capacity (req/s, from `capacities_rps`: the closed loop's throughput at its
     lowest connection level, few connections as in an open loop), each at its S1 quota.
@@ -232,7 +232,7 @@ def runtime_overhead_latency(profile_name: str, capacities_rps: dict[str, float]
     A server without a measured capacity (no evidence trial in the closed
     loop: it stalled, say) is left out; the notebook names it.
     """
-    p = profile(profile_name)
+    p = scale(scale_name)
     # The quotas the capacities were measured under: a fraction is of what the server can do as it ran there.
     servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
                for entry in _s1_servers(list(LATENCY_SERVERS)) if capacities_rps.get(entry.label)]
@@ -284,14 +284,14 @@ S2_IN_PROCESS = {
 }
 
 
-def worker_pool_rates(profile_name: str, capacity_rps: float) -> list[float]:
+def worker_pool_rates(scale_name: str, capacity_rps: float) -> list[float]:
     """02's offered rates (req/s): `WORKER_POOL_LOAD_FACTORS` times the server's capacity."""
-    return [capacity_rps * factor for factor in WORKER_POOL_LOAD_FACTORS[profile(profile_name).name]]
+    return [capacity_rps * factor for factor in WORKER_POOL_LOAD_FACTORS[scale(scale_name).name]]
 
 
-def scheduler_call_rates(profile_name: str, capacity_rps: float) -> list[float]:
+def scheduler_call_rates(scale_name: str, capacity_rps: float) -> list[float]:
     """02's offered rates (req/s) for the counted run: `SCHEDULER_CALL_LOAD_FACTORS` times the capacity."""
-    return [capacity_rps * factor for factor in SCHEDULER_CALL_LOAD_FACTORS[profile(profile_name).name]]
+    return [capacity_rps * factor for factor in SCHEDULER_CALL_LOAD_FACTORS[scale(scale_name).name]]
 
 
 def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:
@@ -299,10 +299,10 @@ def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:
                 request_timeout_s=10)
 
 
-def worker_pool(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
+def worker_pool(scale_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
     """02 (S2): open loop on /mixed, a goroutine per request vs a 12-worker pool (blocking, as S2's, and rejecting),
     in S2's 60 s windows under a memory limit its unbounded server would exhaust (WORKER_POOL_MEMORY_LIMIT_MIB)."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     return _experiment("02-worker-pool", p, [*S2_SERVERS, REJECTING_POOL], _s2_load(cpu_rounds, rates_rps), False, 4,
                        placement=Placement(memory_limit_mib=WORKER_POOL_MEMORY_LIMIT_MIB),
                        profilers=list(WORKER_POOL_PROFILERS), duration_s=WORKER_POOL_WINDOW_S[p.name])
@@ -317,10 +317,10 @@ SCHEDULER_CALL_LOAD_FACTORS = {"smoke": [0.5], "quick": [0.5, 5.0], "full": [0.5
 SCHEDULER_CALL_MEMORY_LIMIT_MIB = 2048
 
 
-def scheduler_calls(profile_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
+def scheduler_calls(scale_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:
     """02 (S2-mcall): S2's two servers on worker_pool's route, with runtime.mcall/gopark/findRunnable counted by
     uprobes."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     return _experiment("02-scheduler-calls", p, list(S2_SERVERS), _s2_load(cpu_rounds, rates_rps), False, 11,
                        placement=Placement(memory_limit_mib=SCHEDULER_CALL_MEMORY_LIMIT_MIB),
                        profilers=list(SCHEDULER_CALL_PROFILERS),
@@ -331,7 +331,7 @@ def scheduler_calls(profile_name: str, cpu_rounds: int, rates_rps: list[float]) 
 CPU_PROFILERS = {"go": "pprof", "java-platform": "jfr", "java-virtual": "jfr", "rust": "perf", "python": "py-spy"}
 
 
-def cpu_profiles(profile_name: str) -> Experiment:
+def cpu_profiles(scale_name: str) -> Experiment:
     """06 (S1-flame-*): go (pprof), java platform and virtual threads (JFR), rust (perf) and python (py-spy)
     under S1's load (a new connection per request, /plaintext200), closed loop, each server on half a core.
 
@@ -339,7 +339,7 @@ def cpu_profiles(profile_name: str) -> Experiment:
     CPU, so 06 shares only its load and placement with 01's verdict trials.
     Each server gets only its own profiler (`ServerEntry.profilers`).
     """
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [
         ServerEntry("go-nethttp", label="go", profilers=["pprof"]),
         s1_jvm(dataclasses.replace(JAVA_PLATFORM, profilers=["jfr", "jfr-locks"])),
@@ -347,7 +347,7 @@ def cpu_profiles(profile_name: str) -> Experiment:
         ServerEntry("rust-tokio", label="rust", profilers=["perf"]),
         ServerEntry("python-asyncio", label="python", profilers=["py-spy"]),
     ]
-    levels = _by_profile(profile_name, [100], [100], [100, 1000])
+    levels = _by_scale(scale_name, [100], [100], [100, 1000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
     return _experiment("06-cpu-profiles", p, servers, load, True, 12,
                        placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
@@ -368,9 +368,9 @@ def profiler_overhead_pairs() -> list[tuple[str, str]]:
     return pairs + [("java-virtual", f"java-virtual+jfr-{settings}") for settings in JFR_OVERHEAD_SETTINGS]
 
 
-def profiler_overhead(profile_name: str) -> Experiment:
+def profiler_overhead(scale_name: str) -> Experiment:
     """06: throughput with and without each profiler, under 06's load and placement (label "<label>+<profiler>")."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers, seen = [], set()
     for server, label, profiler in PROFILER_OVERHEAD_PAIRS:
         if label not in seen:
@@ -381,24 +381,24 @@ def profiler_overhead(profile_name: str) -> Experiment:
     for settings in JFR_OVERHEAD_SETTINGS:
         servers.append(dataclasses.replace(JAVA_VIRTUAL, settings={**JAVA_VIRTUAL.settings, "JFR": settings},
                                            label=f"java-virtual+jfr-{settings}", profilers=[]))
-    levels = _by_profile(profile_name, [100], [100], [100])
+    levels = _by_scale(scale_name, [100], [100], [100])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
     return _experiment("06-profiler-overhead", p, servers, load, False,
                        13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
-def json_api(profile_name: str) -> Experiment:
+def json_api(scale_name: str) -> Experiment:
     """03 (S3): go-nethttp vs rust-tokio on /api/users across connection levels."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust")]
-    levels = _by_profile(profile_name, [256], [64, 256], [16, 64, 256, 1024])
+    levels = _by_scale(scale_name, [256], [64, 256], [16, 64, 256, 1024])
     return _experiment("03-json-api", p, servers, Load(mode="closed", route="/api/users", connections=levels), False, 5,
                        placement=Placement(cpu_quota=SERVER_CPU_QUOTA))
 
 
-def io_coroutines(profile_name: str) -> Experiment:
+def io_coroutines(scale_name: str) -> Experiment:
     """04 (S4): /io?ms=10 at 400 connections: Go vs Swoole and the others, against Little's law."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [
         ServerEntry("go-nethttp", label="go"), ServerEntry("php-swoole", label="swoole"),
         ServerEntry("rust-tokio", label="rust"), JAVA_VIRTUAL, ServerEntry("python-asyncio", label="python"),
@@ -415,11 +415,11 @@ IO_LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), ServerEntry("php-sw
 IO_LATENCY_MAX_IN_FLIGHT = 400
 
 
-def io_coroutines_latency(profile_name: str, capacities_rps: dict[str, float]) -> Experiment:
+def io_coroutines_latency(scale_name: str, capacities_rps: dict[str, float]) -> Experiment:
     """04 (S4-latency): go and swoole on /io?ms=10, open loop at fractions of each one's capacity (req/s, from
     `capacities_rps`: 04's closed-loop throughput at S4's 400 connections), keep-alive, 400 requests in flight at
     most. A server without a measured capacity is left out; the notebook names it."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
                for entry in IO_LATENCY_SERVERS if capacities_rps.get(entry.label)]
     if not servers:
@@ -430,21 +430,21 @@ def io_coroutines_latency(profile_name: str, capacities_rps: dict[str, float]) -
     return _experiment("04-open-loop-latency", p, servers, load, False, 16)
 
 
-def virtual_threads(profile_name: str) -> Experiment:
+def virtual_threads(scale_name: str) -> Experiment:
     """05 (S5): platform vs virtual threads, JDK 21 vs 25, blocking /io across many connections."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [
         ServerEntry("java-threads", jdk, {"THREAD_MODEL": model}, f"java-{model}-jdk{jdk[3:]}")
         for jdk in ("jdk21", "jdk25") for model in ("platform", "virtual")
     ]
-    levels = _by_profile(profile_name, [500], [1000], [100, 1000, 4000])
+    levels = _by_scale(scale_name, [500], [1000], [100, 1000, 4000])
     return _experiment("05-virtual-threads", p, servers, Load(mode="closed", route="/io?ms=20", connections=levels), True, 7,
                        placement=Placement(memory_limit_mib=4096), profilers=list(VIRTUAL_THREAD_PROFILERS))
 
 
-def pinning(profile_name: str) -> Experiment:
+def pinning(scale_name: str) -> Experiment:
     """05: a monitor held across the blocking wait (PIN_ON_IO) on JDK 21 vs JDK 25, virtual threads."""
-    p = profile(profile_name)
+    p = scale(scale_name)
     servers = [
         ServerEntry("java-threads", jdk, {"THREAD_MODEL": "virtual", "PIN_ON_IO": "true"}, f"java-virtual-jdk{jdk[3:]}-pinned")
         for jdk in ("jdk21", "jdk25")

@@ -24,7 +24,7 @@ from loadlab.errors import ParameterError
 from loadlab.hostfacts import SITTING_ENV
 from loadlab.judgements import replication
 from loadlab.pages.claim_table import data_links
-from loadlab.plans import PROFILE_NAMES
+from loadlab.plans import SCALE_NAMES
 from loadlab.rundir import write_text_atomic
 
 EXECUTED_DIR = paths.REPORTS_DIR / "notebooks"
@@ -98,19 +98,19 @@ def unix_socket_kernels():
         yield UnixSocketKernelManager
 
 
-def execute(notebook: Path, profile: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
+def execute(notebook: Path, scale: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
     import papermill
 
     _echo_notebook_output()
-    if profile not in PROFILE_NAMES:
-        raise ParameterError("profile", profile, PROFILE_NAMES)
+    if scale not in SCALE_NAMES:
+        raise ParameterError("scale", scale, SCALE_NAMES)
     output = Path(output_dir) / notebook.name
     output.parent.mkdir(parents=True, exist_ok=True)
-    parameters = {"profile": profile, "run_id": run_id}
+    parameters = {"scale": scale, "run_id": run_id}
     started = time.monotonic()
-    log(f"[{notebook.stem}] executing (profile={profile}, run_id={run_id})")
+    log(f"[{notebook.stem}] executing (scale={scale}, run_id={run_id})")
     # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
     with _environment(LOADLAB_BATCH="1"), unix_socket_kernels() as kernel_manager_class:
         papermill.execute_notebook(
@@ -172,14 +172,14 @@ def _index_template():
     return environment.get_template("index.html.j2")
 
 
-def _collection_provenance(output_dir: Path, profile: str, run_id: str | None) -> str:
+def _collection_provenance(output_dir: Path, scale: str, run_id: str | None) -> str:
     """The provenance block of every page's runs (pages.provenance), as HTML."""
     from loadlab.pages.provenance import provenance_html, read_records
 
     records = read_records(output_dir)
     runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
     started = min((record["started_utc"] for record in records), default=None)
-    return provenance_html("the collection", profile, run_id, runs, started_utc=started)
+    return provenance_html("the collection", scale, run_id, runs, started_utc=started)
 
 
 def _claim_table(output_dir: Path) -> str:
@@ -193,12 +193,12 @@ def _claim_table(output_dir: Path) -> str:
     return claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
 
 
-def write_index(executed: list[Path], profile: str, output_dir: Path = paths.REPORTS_DIR,
+def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPORTS_DIR,
                 run_id: str | None = None) -> Path:
     """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
     output_dir = Path(output_dir)
     page = _index_template().render(
-        provenance=_collection_provenance(output_dir, profile, run_id),
+        provenance=_collection_provenance(output_dir, scale, run_id),
         exported_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         notebooks=[{"stem": p.stem, "name": p.name, "title": _title(p)} for p in executed],
         claim_table=_claim_table(output_dir),
@@ -263,15 +263,15 @@ def _compare_with_reference(reference: Path | None, log) -> None:
     log("replication against the previous verdicts: " + replication.summary_line(table))
 
 
-def _execute_and_export(notebooks: list[Path], first: int, total: int, profile: str, run_id: str | None,
+def _execute_and_export(notebooks: list[Path], first: int, total: int, scale: str, run_id: str | None,
                         log) -> None:
     """Execute each notebook and export its two HTML pages; `first` numbers the progress lines."""
     for number, notebook in enumerate(notebooks, start=first):
         log(f"notebook {number}/{total}: {notebook.name}")
-        export_html(execute(notebook, profile, run_id, log=log))
+        export_html(execute(notebook, scale, run_id, log=log))
 
 
-def build_collection(profile: str, run_id: str | None = None, only: list[str] | None = None, log=print) -> Path:
+def build_collection(scale: str, run_id: str | None = None, only: list[str] | None = None, log=print) -> Path:
     """Execute every notebook (or those whose names start with `only`), export HTML, write the index.
 
     The steps: the measuring notebooks; the replication table (a measuring run's verdicts against those they
@@ -284,10 +284,10 @@ def build_collection(profile: str, run_id: str | None = None, only: list[str] | 
     # Every notebook measured by this command is one sitting: they share its A/A control (judgements.margins).
     sitting = os.environ.get(SITTING_ENV) or f"sitting-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}"
     with _environment(**{SITTING_ENV: sitting}):
-        _execute_and_export(measuring, 1, len(notebooks), profile, run_id, log)
+        _execute_and_export(measuring, 1, len(notebooks), scale, run_id, log)
         _compare_with_reference(reference, log)
-        _execute_and_export(summaries, len(measuring) + 1, len(notebooks), profile, run_id, log)
-    index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), profile, run_id=run_id)
+        _execute_and_export(summaries, len(measuring) + 1, len(notebooks), scale, run_id, log)
+    index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), scale, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.
     for problem in check_exported(browser=False, log=log):
         log(f"page check: {problem}")
@@ -303,4 +303,5 @@ def export_existing(log=print) -> Path:
         log(f"exporting {notebook.name}")
         export_html(notebook)
     parameters = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {})
-    return write_index(executed, parameters.get("profile", "?"), run_id=parameters.get("run_id"))
+    scale = parameters.get("scale", parameters.get("profile", "?"))  # "profile": the parameter's name before 2026-11-28
+    return write_index(executed, scale, run_id=parameters.get("run_id"))

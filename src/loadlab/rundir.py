@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from loadlab import paths
-from loadlab.config import PROFILE_NAMES
+from loadlab.config import SCALE_NAMES
 from loadlab.errors import LoadlabError
 from loadlab.manifest import Manifest
 
@@ -169,11 +169,11 @@ def find_run(run_id: str, raw_dir: Path = paths.RAW_DIR) -> Path:
     return matches[0]
 
 
-def run_profile(run_id: str | None) -> str | None:
-    """The profile a run was measured at, from its experiment's name (``03-json-api-quick-<stamp>-<hex>`` ->
+def run_scale(run_id: str | None) -> str | None:
+    """The scale a run was measured at, from its experiment's name (``03-json-api-quick-<stamp>-<hex>`` ->
     "quick"), or None when its name carries none."""
     if not run_id:
         return None
     experiment = str(run_id).rsplit("-", 2)[0]
     last = experiment.rsplit("-", 1)[-1]
-    return last if last in PROFILE_NAMES else None
+    return last if last in SCALE_NAMES else None

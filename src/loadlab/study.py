@@ -1,7 +1,7 @@
 """What a notebook calls: open its page, measure an experiment (or reuse a run) and get its tables.
 
-    PAGE = open_page(NOTEBOOK, profile, run_id)
-    study = measure_or_load(plans.json_api(profile), run_id=run_id)
+    PAGE = open_page(NOTEBOOK, scale, run_id)
+    study = measure_or_load(plans.json_api(scale), run_id=run_id)
     study.trials, study.latency, study.timeseries, study.missing
 
 `run_id` None measures anew; "latest" reuses the newest complete run of the
@@ -113,7 +113,7 @@ def buildable(experiment: Experiment, client, log=print) -> tuple[Experiment, di
     return dataclasses.replace(experiment, servers=kept).validate(), missing
 
 
-def ensure_aa_control(profile: str, raw_dir: Path = paths.RAW_DIR, progress: bool = True, log=print) -> Path:
+def ensure_aa_control(scale: str, raw_dir: Path = paths.RAW_DIR, progress: bool = True, log=print) -> Path:
     """The A/A control of this sitting (`loadlab.judgements.margins`): the run already measured, or one measured now.
 
     `loadlab notebooks` measures it once, in notebook 00, for every notebook of
@@ -127,7 +127,7 @@ def ensure_aa_control(profile: str, raw_dir: Path = paths.RAW_DIR, progress: boo
         return found
     log("no A/A control in this sitting yet: measuring it now (notebook 00's plan), so that this run's verdicts get "
         "a noise margin from their own sitting")
-    return measure_or_load(plans.noise(profile), None, progress=progress, raw_dir=raw_dir, log=log).run_dir
+    return measure_or_load(plans.noise(scale), None, progress=progress, raw_dir=raw_dir, log=log).run_dir
 
 
 # What a plan decides about its measurements; a run recorded under other values measured something else.
@@ -209,13 +209,13 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
         experiment.validate(check_host=True)  # before anything is built or started
         client = engine.ensure_engine()
         if aa_control:
-            from loadlab.plans import PROFILE_NAMES
+            from loadlab.plans import SCALE_NAMES
 
-            profile = experiment.name.rsplit("-", 1)[-1]  # plans name experiments "<name>-<profile>"
-            if profile not in PROFILE_NAMES:
-                raise LoadlabError(f"aa_control needs an experiment of the plans (named '<name>-<profile>', profile one "
-                                   f"of {', '.join(PROFILE_NAMES)}), got {experiment.name!r}")
-            ensure_aa_control(profile, raw_dir, progress, log)
+            scale = experiment.name.rsplit("-", 1)[-1]  # plans name experiments "<name>-<scale>"
+            if scale not in SCALE_NAMES:
+                raise LoadlabError(f"aa_control needs an experiment of the plans (named '<name>-<scale>', scale one "
+                                   f"of {', '.join(SCALE_NAMES)}), got {experiment.name!r}")
+            ensure_aa_control(scale, raw_dir, progress, log)
         runnable, missing = buildable(experiment, client, log=log)
         run_dir = runner.run_experiment(runnable, raw_dir=raw_dir, progress=progress, log=log,
                                         annotations={"missing_servers": missing}).path
@@ -312,16 +312,16 @@ class Page:
                              + "; ".join(f"{k}: {v}" for k, v in study.missing.items())))
         display(study.failures())
 
-    def summary(self, trials: pd.DataFrame, metrics: list[str], scale: dict[str, float] | None = None,
+    def summary(self, trials: pd.DataFrame, metrics: list[str], divisors: dict[str, float] | None = None,
                 columns: dict[str, str] | None = None, note: bool = True) -> pd.DataFrame:
-        """Show each condition's median [CI] of `metrics` (a metric divided by `scale`'s factor, columns renamed by
+        """Show each condition's median [CI] of `metrics` (a metric divided by its factor in `divisors`, columns renamed by
         `columns`), and under it (`note`) what its trial count can support; the summary's numbers, for later cells."""
         from IPython.display import Markdown, display
 
         from loadlab import pages, stats
 
         summary = stats.condition_summary(trials, metrics)
-        display(pages.format_summary(summary, metrics, scale=scale).rename(columns=columns or {}))
+        display(pages.format_summary(summary, metrics, divisors=divisors).rename(columns=columns or {}))
         spread = pages.spread_note(int(summary["trials_ok"].min())) if note and len(summary) else ""
         if spread:
             display(Markdown(f"*{spread}.*"))
@@ -354,7 +354,7 @@ class Page:
             display(HTML(pages.claim_table_html(pages.claim_rows(verdicts, self.claims))))
 
 
-def open_page(notebook: str, profile: str, run_id: str | None, figures_dir: Path = paths.FIGURES_DIR) -> Page:
+def open_page(notebook: str, scale: str, run_id: str | None, figures_dir: Path = paths.FIGURES_DIR) -> Page:
     """A notebook's first call: figures inline as SVG, tables printed as the reports print them, the claims read,
     and the provenance block's placeholder shown at the top of the page (filled in by `Page.show`)."""
     from loadlab import claims, pages
@@ -363,7 +363,7 @@ def open_page(notebook: str, profile: str, run_id: str | None, figures_dir: Path
     pd.set_option("display.width", 200, "display.max_columns", 30)
     pages.use_report_display_options()  # tables print at most 4 significant digits
     sources, claimed = claims.load_claims()
-    provenance = pages.ProvenanceBlock(notebook, profile, run_id)
+    provenance = pages.ProvenanceBlock(notebook, scale, run_id)
     provenance.placeholder()
     return Page(notebook, Path(figures_dir) / notebook, sources, claimed, provenance)
 

@@ -6,7 +6,7 @@ end "N of M replicated". `loadlab notebooks` keeps the verdicts it is about
 to replace and, after a measuring run, writes this table to
 reports/replication.json and prints it; notebook 99 shows the one committed.
 
-Only verdicts drawn from different runs of the same profile are compared:
+Only verdicts drawn from different runs of the same scale are compared:
 a measuring run of some notebooks (`--only`) leaves the others' verdicts as
 they were, a verdict compared with itself replicates by construction, and a
 smoke run (2 trials a side, what CI runs) replicates nothing of the quick
@@ -57,7 +57,7 @@ def replication_table(reference: Iterable, new: Iterable) -> pd.DataFrame:
         old = reference_by_key.get(_key(verdict))
         # A smoke run's verdicts (2 trials a side) are no replication of the quick reference's.
         if old is None or old.run_id == verdict.run_id or \
-                rundir.run_profile(old.run_id) != rundir.run_profile(verdict.run_id):
+                rundir.run_scale(old.run_id) != rundir.run_scale(verdict.run_id):
             continue
         inside = None
         if all(_finite(x) for x in (old.ratio_ci_low, old.ratio_ci_high, verdict.measured_ratio)):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from loadlab import metrics, paths, rundir
-from loadlab.rundir import run_profile
+from loadlab.rundir import run_scale
 from loadlab.claims import Claim
 from loadlab.errors import LoadlabError
 from loadlab.units import format_quantity, format_ratio, format_ratio_interval, strip_unit
@@ -31,7 +31,7 @@ CLAIM_TABLE_STYLE = (
     "table.loadlab-claims td,table.loadlab-claims th{border:1px solid #ccc;padding:.2em .4em;"
     "text-align:left !important;vertical-align:top;overflow-wrap:break-word}"
     "table.loadlab-claims code{white-space:normal}"
-    # Wide enough for "loadlab notebooks --profile quick" on one line, so commands wrap between words only.
+    # Wide enough for "loadlab notebooks --scale quick" on one line, so commands wrap between words only.
     "table.loadlab-claims td:nth-child(6){min-width:19em}</style>"
 )
 CLAIM_COLUMNS = ("claim", "comparison", "verdict", "claimed", "measured", "ratio", "why", "reproduce", "data")
@@ -88,13 +88,13 @@ def ratio_text(verdict) -> str:
     return ", ".join(parts)
 
 
-def reproduce_commands(notebook: str, profile: str | None) -> list[str]:
+def reproduce_commands(notebook: str, scale: str | None) -> list[str]:
     """The commands that measure the verdict again, and that re-analyse the committed run."""
     number = notebook.split("-", 1)[0]
-    profile = profile or "quick"
+    scale = scale or "quick"
     return [
-        f"loadlab notebooks --profile {profile} --only {number}",
-        f"loadlab notebooks --profile {profile} --only {number} --run-id latest",
+        f"loadlab notebooks --scale {scale} --only {number}",
+        f"loadlab notebooks --scale {scale} --only {number} --run-id latest",
     ]
 
 
@@ -129,7 +129,7 @@ def claim_rows(verdicts: Iterable, claims: Mapping[str, Claim], page_dir: Path |
             "measured": measured_text(verdict, claim),
             "ratio": ratio_text(verdict),
             "why": _field(verdict, "explanation") or "",
-            "reproduce": reproduce_commands(_field(verdict, "notebook") or "", run_profile(run_id)),
+            "reproduce": reproduce_commands(_field(verdict, "notebook") or "", run_scale(run_id)),
             "data": [(name, href, run_id) for name, href in data_links(run_id, page_dir)],
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))

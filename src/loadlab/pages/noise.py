@@ -98,7 +98,7 @@ def isolation_reading(table: pd.DataFrame, spread_p: Mapping[str, float]) -> str
 
 def detectable_effect_text(isolation_table: pd.DataFrame, trials_per_side: int, full_trials_per_side: int,
                            target_ratio: float = 1.03) -> str:
-    """The minimum detectable effect at the quick profile from Docker's between-instance CV, and what a target needs.
+    """The minimum detectable effect at the quick scale from Docker's between-instance CV, and what a target needs.
 
     Each trial is a fresh container, so the between-instance CV is the
     spread a comparison of trials meets (stats.minimum_detectable_ratio).
@@ -110,10 +110,10 @@ def detectable_effect_text(isolation_table: pd.DataFrame, trials_per_side: int, 
     detectable = minimum_detectable_ratio(cv, trials_per_side)
     full = minimum_detectable_ratio(cv, full_trials_per_side)
     needed = trials_for_detectable_ratio(cv, target_ratio)
-    return (f"**Minimum detectable effect at the quick profile** ({trials_per_side} trials a side, each a fresh "
+    return (f"**Minimum detectable effect at the quick scale** ({trials_per_side} trials a side, each a fresh "
             f"container, 5% two-sided, 80% power): a ratio of ×{detectable:.3f} ({100 * (detectable - 1):.1f}%), from "
             f"the between-instance CV of {cv:.1%} measured here. Smaller true differences are likely to come out "
-            f"\"~\" (not significant). The full profile's {full_trials_per_side} trials a side detect ×{full:.3f}; "
+            f"\"~\" (not significant). The full scale's {full_trials_per_side} trials a side detect ×{full:.3f}; "
             f"detecting ×{target_ratio:.2f} at this spread takes {needed} trials a side.")
 
 

@@ -101,10 +101,10 @@ class RunFacts:
     connection_limits: dict = field(default_factory=dict)  # hostfacts.connection_limits; runs from 2026-11-25 on
 
     @property
-    def profile(self) -> str | None:
-        from loadlab.rundir import run_profile
+    def scale(self) -> str | None:
+        from loadlab.rundir import run_scale
 
-        return run_profile(self.run_id)
+        return run_scale(self.run_id)
 
 
 def _run_dir(run) -> Path:
@@ -305,7 +305,7 @@ def _mode(facts: list[RunFacts], started_utc: str, run_id_parameter: str | None,
     return f"<b>Re-analysed</b> on {now} from runs measured {html.escape(_when(first, last))}{parameter}"
 
 
-def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, runs: Iterable,
+def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, runs: Iterable,
                     sources: Mapping[Source, object] | None = None, started_utc: str | None = None) -> str:
     """The block's HTML. `runs`: Studies, raw folders or run ids; `sources`: {Source: the run judged on it}.
 
@@ -320,7 +320,7 @@ def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, r
     parts = [
         STYLE,
         '<div class="loadlab-provenance">',
-        f"<p>{mode}, profile <b>{html.escape(profile)}</b>. Page rendered at commit "
+        f"<p>{mode}, scale <b>{html.escape(scale)}</b>. Page rendered at commit "
         f"{html.escape(_commit(analysis['git_commit'], analysis['git_dirty']))}.</p>",
     ]
     for run in runs:
@@ -347,8 +347,8 @@ def provenance_html(notebook: str, profile: str, run_id_parameter: str | None, r
 class ProvenanceBlock:
     """The page's provenance block: a placeholder at the top, filled in by the last cell."""
 
-    def __init__(self, notebook: str, profile: str, run_id: str | None):
-        self.notebook, self.profile, self.run_id = notebook, profile, run_id
+    def __init__(self, notebook: str, scale: str, run_id: str | None):
+        self.notebook, self.scale, self.run_id = notebook, scale, run_id
         self.display_id = f"loadlab-provenance-{notebook}"
         # Runs created after this moment were measured by this execution (see provenance_html).
         self.started_utc = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
@@ -367,10 +367,10 @@ class ProvenanceBlock:
         from IPython.display import HTML, display
 
         runs = list(runs)
-        block = HTML(provenance_html(self.notebook, self.profile, self.run_id, runs, sources, self.started_utc))
+        block = HTML(provenance_html(self.notebook, self.scale, self.run_id, runs, sources, self.started_utc))
         display(block, display_id=self.display_id, update=True)
         write_json_atomic(paths.REPORTS_DIR / RECORD_DIR / f"{self.notebook}.json", {
-            "notebook": self.notebook, "profile": self.profile, "run_id_parameter": self.run_id,
+            "notebook": self.notebook, "scale": self.scale, "run_id_parameter": self.run_id,
             "started_utc": self.started_utc, "runs": [_run_dir(run).name for run in runs],
             "sources": {source.id: _run_dir(run).name for source, run in (sources or {}).items()},
         })  # fmt: skip

@@ -39,10 +39,10 @@ def with_concurrency(trials: pd.DataFrame) -> pd.DataFrame:
     return trials.assign(concurrency=trials["level"])
 
 
-def format_summary(summary: pd.DataFrame, metrics: Sequence[str], scale: dict[str, float] | None = None,
+def format_summary(summary: pd.DataFrame, metrics: Sequence[str], divisors: dict[str, float] | None = None,
                    digits: int = 3) -> pd.DataFrame:
-    """`median [low, high]` strings for display; `scale` divides a metric (e.g. bytes -> MiB)."""
-    scale = scale or {}
+    """`median [low, high]` strings for display; `divisors` divide a metric (e.g. bytes -> MiB)."""
+    divisors = divisors or {}
     shown = summary.drop(columns=[c for c in summary if c.endswith(("_ci_low", "_ci_high"))]).copy()
 
     def text(value: float) -> str:
@@ -52,7 +52,7 @@ def format_summary(summary: pd.DataFrame, metrics: Sequence[str], scale: dict[st
         return f"{value:,.0f}" if abs(value) >= 10 ** digits else f"{value:.{digits}g}"
 
     for metric in metrics:
-        factor = scale.get(metric, 1.0)
+        factor = divisors.get(metric, 1.0)
         shown[metric] = [
             f"{text(m / factor)} [{text(lo / factor)}, {text(hi / factor)}]"
             for m, lo, hi in zip(summary[metric], summary[f"{metric}_ci_low"], summary[f"{metric}_ci_high"])

@@ -1,9 +1,9 @@
-"""Benchmark (not a test): how long the quick profile measures, run by run, and what the full profile would take.
+"""Benchmark (not a test): how long the quick scale measures, run by run, and what the full scale would take.
 
 Quick: read from the committed reference runs (each trial's start and end in
 trial.json), so the figure is what this machine spent, not an estimate.
 
-Full: each trial-based experiment is planned at the full profile
+Full: each trial-based experiment is planned at the full scale
 (loadlab.plans, with the capacities and S2 rates the quick runs recorded),
 and each of its trials is costed as the full window plus the full minimum
 warm-up plus what a quick trial of the same experiment spent around its
@@ -11,7 +11,7 @@ window (start-up, verify, the warm-up past its minimum, the tail after the
 window, teardown). Runs without trials (microbenchmarks, the isolation
 study) are listed at their quick size and not projected.
 
-    .venv/bin/python benchmarks/profile_wall_time.py
+    .venv/bin/python benchmarks/scale_wall_time.py
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _trial_records(run_dir: Path) -> list[dict]:
 
 
 def quick_runs() -> dict[str, Path]:
-    """Experiment name (without profile) -> its newest committed quick run."""
+    """Experiment name (without scale) -> its newest committed quick run."""
     out = {}
     for experiment_dir in sorted(paths.RAW_DIR.glob("*-quick")):
         run = rundir.latest_run(experiment_dir.name, paths.RAW_DIR)

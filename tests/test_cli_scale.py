@@ -1,0 +1,22 @@
+"""The run's scale (smoke, quick, full) is `--scale`; `--profile`, its name before 2026-11-28, still works for one
+release, and a CPU profiler is `--profiler` (`--profile` there too, for one release)."""
+
+import pytest
+
+from loadlab import cli
+
+
+@pytest.mark.parametrize("flag", ["--scale", "--profile"])
+def test_notebooks_take_the_scale_under_its_name_and_its_old_one(flag):
+    args = cli.build_parser().parse_args(["notebooks", flag, "smoke"])
+    assert args.scale == "smoke"
+
+
+def test_the_scale_defaults_to_quick():
+    assert cli.build_parser().parse_args(["notebooks"]).scale == "quick"
+
+
+@pytest.mark.parametrize("flag", ["--profiler", "--profile"])
+def test_a_trial_takes_profilers_under_their_name_and_the_old_one(flag):
+    args = cli.build_parser().parse_args(["trial", "--server", "go-nethttp", flag, "pprof", flag, "gctrace"])
+    assert args.profiler == ["pprof", "gctrace"]
