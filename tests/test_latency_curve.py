@@ -90,3 +90,12 @@ def test_a_level_without_a_usable_trial_is_named_not_taken_for_keeping_up():
     (knee,) = latency_curve.knees(latency_curve.latency_curve(data, ASKED))
     assert (knee.below, knee.above) == (0.8, None)
     assert knee.text() == "go: no knee up to 0.8 of its capacity (kept up at every level; no usable trial at 1.2)"
+
+
+def test_a_server_without_a_usable_trial_at_any_level_has_no_knee_and_says_why():
+    # Met in a smoke run: every trial of one server had its loadgen saturated, so there is nothing to place a knee by.
+    data = trials([("go", 0.5, 1000, 0.001, "ok", True)] * 2 + [("go", 1.2, 2000, 0.3, "ok", True)] * 2)
+    (knee,) = latency_curve.knees(latency_curve.latency_curve(data, ASKED))
+    assert (knee.below, knee.above) == (None, None)
+    assert knee.text() == "go: no knee can be placed (no usable trial at 0.5, 1.2)"
+    assert latency_curve.knee_levels(latency_curve.latency_curve(data, ASKED)) == {"go": None}

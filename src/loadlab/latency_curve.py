@@ -47,7 +47,8 @@ class Knee:
     """Where one server stopped keeping up: between `below` and `above` (fractions of its capacity).
 
     `below` is None when even the lowest level was past the knee, `above`
-    None when no level was (the knee lies beyond the top level).
+    None when no level was (the knee lies beyond the top level); both None
+    when no level had a usable trial (nothing to place a knee by).
     """
 
     label: str
@@ -57,6 +58,8 @@ class Knee:
 
     def text(self, of: str = "of its capacity") -> str:
         """One line for a page; `of` says whose capacity the levels are fractions of."""
+        if self.above is None and self.below is None:
+            return f"{self.label}: no knee can be placed ({self.reason})"
         if self.above is None:
             return f"{self.label}: no knee up to {self.below:g} {of} ({self.reason})"
         if self.below is None:
@@ -138,6 +141,8 @@ def knees(curve: pd.DataFrame) -> list[Knee]:
                 knee = Knee(str(label), below, float(row.level), "; ".join(reasons))
                 break
             below = float(row.level)
+        if knee is None and below is None:
+            knee = Knee(str(label), None, None, f"no usable trial at {', '.join(unmeasured)}")
         out.append(knee or Knee(str(label), below, None, "kept up at every level" + (
             f"; no usable trial at {', '.join(unmeasured)}" if unmeasured else "")))
     return out
