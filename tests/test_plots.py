@@ -337,3 +337,12 @@ def test_the_ceiling_figure_draws_the_thresholds_it_is_given_and_decides_none():
     assert "70% busy: headroom ends" in labels and "90% busy: saturated" in labels
     with pytest.raises(TypeError):
         loadgen_ceiling_figure({"one request per round trip": ceiling_data(False)}, headroom=0.7)
+
+
+def test_a_spectrum_draws_a_server_whose_every_trial_was_excluded_without_a_band():
+    # Met in a smoke run of 01: every java-platform trial of the open loop was flagged (its generator's own delay),
+    # so its median summary was empty and the band had no numbers to fill between.
+    data = latency_data(trials=2).assign(status="ok", loadgen_saturated=False)
+    data.loc[data["server"] == SERVERS[1], "loadgen_saturated"] = True
+    figure = latency_spectrum_figure(data)
+    assert figure.axes and figure.axes[0].lines  # the other servers' medians, and the excluded trials dashed

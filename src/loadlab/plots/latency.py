@@ -135,9 +135,11 @@ def _draw_spectrum(axes, points: pd.DataFrame, low, high, server: str, latency_c
     axes.plot(curve["nines"], curve[latency_column], color=style.colour, marker=style.marker, markersize=4,
               linestyle=style.linestyle, markevery=list(marked))  # fmt: skip
     if low is not None and high is not None:
-        band = pd.DataFrame({"nines": points["nines"], "low": low, "high": high}).sort_values("nines")
-        band = band[band["nines"] < scale.max_x]
-        axes.fill_between(band["nines"], band["low"], band["high"], color=style.colour, alpha=0.2, linewidth=0)
+        # Numbers, not objects: a server whose every trial was excluded has an empty summary of no dtype.
+        band = pd.DataFrame({"nines": points["nines"], "low": low, "high": high}).apply(pd.to_numeric, errors="coerce")
+        band = band[band["nines"] < scale.max_x].dropna().sort_values("nines")
+        if len(band):
+            axes.fill_between(band["nines"], band["low"], band["high"], color=style.colour, alpha=0.2, linewidth=0)
     maximum = points[points["nines"] >= scale.max_x]
     axes.scatter(maximum["nines"], maximum[latency_column], color=style.colour, marker=style.marker, s=18, zorder=4)
 
