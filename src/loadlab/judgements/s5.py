@@ -136,11 +136,9 @@ def jdk_comparisons(latch: pd.DataFrame) -> pd.DataFrame:
     are); the tables concatenated, each row with its `jdk`, not yet Holm-adjusted."""
     from loadlab import stats
 
-    latch = latch.assign(jdk=latch["version"].str.split(".").str[0],
-                         peak_rss_delta_mib=latch["peak_rss_delta_bytes"] / MIB)
     tables = []
-    for jdk in sorted(latch["jdk"].unique()):
-        subset = per_jvm_medians(latch[latch["jdk"] == jdk], ["elapsed_ms", "peak_rss_delta_mib"])
+    for jdk in sorted(latch["version"].astype(str).str.split(".").str[0].unique()):
+        subset = per_jvm_medians(_jdk_rows(latch, jdk), ["elapsed_ms", "peak_rss_delta_mib"])
         tables.append(stats.compare_conditions(subset, [("java-platform", "java-virtual")],
                                                ["elapsed_ms", "peak_rss_delta_mib"], condition_column="condition")
                       .assign(jdk=jdk))
