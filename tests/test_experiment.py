@@ -239,3 +239,55 @@ def test_latest_refuses_a_run_measured_under_another_plan_and_names_what_changed
     without_swoole = dataclasses.replace(plan, servers=[e for e in plan.servers if e.display_label() != "swoole"])
     assert study.plan_differences(plan, recorded(without_swoole, {"swoole": "PECL is unreachable"})) == []
     assert study.plan_differences(plan, recorded(without_swoole)) == ["server swoole: added"]
+
+
+def test_only_a_runtime_that_compiles_while_it_serves_gets_the_jit_warm_up_allowance():
+    """A JVM's throughput climbs for seconds after start; Go's and Rust's do not, so they keep the common maximum."""
+    from loadlab.experiment import Durations, Experiment, Load, ServerEntry
+    from loadlab.servers import all_servers
+
+    assert all_servers()["java-threads"].compiles_at_run_time
+    assert not any(spec.compiles_at_run_time for name, spec in all_servers().items() if name != "java-threads")
+    servers = [ServerEntry("go-nethttp", label="go"), ServerEntry("java-threads", label="java")]
+
+    def bounds(mode, **durations):
+        load = Load(mode=mode, route="/json", connections=[8]) if mode == "closed" else \
+            Load(mode="open", route="/json", connections=[1], rate_rps=[100.0])
+        experiment = Experiment(name="jit", servers=servers, load=load,
+                                durations=Durations(warmup_s=2, duration_s=5, **durations)).validate()
+        return {c["label"]: (c["config"].warmup_s, c["config"].warmup_max_s) for c in experiment.conditions()}
+
+    assert bounds("closed", warmup_max_s=6, jit_warmup_max_s=12) == {"go": (2, 6), "java": (2, 12)}
+    assert bounds("closed", warmup_max_s=6) == {"go": (2, 6), "java": (2, 6)}
+    # An open loop has no steadiness test: its warm-up is a fixed length, the JIT allowance for a JVM.
+    assert bounds("open", warmup_max_s=6, jit_warmup_max_s=12) == {"go": (2, 2), "java": (12, 12)}
+    with pytest.raises(ParameterError, match="jit_warmup_max_s"):
+        bounds("closed", warmup_max_s=6, jit_warmup_max_s=1)
+
+
+def test_the_quick_plans_give_the_jvms_their_jit_allowance_and_no_one_else():
+    from loadlab import plans
+
+    warm_ups = {c["label"]: c["config"].warmup_max_s for c in plans.runtime_overhead("quick").conditions()}
+    assert warm_ups == {"go": 6, "java-platform": 12, "java-virtual": 12, "rust": 6, "swoole": 6, "python": 6}
+    open_loop = plans.runtime_overhead_latency("quick", {"go": 4000.0, "java-platform": 1500.0, "rust": 3000.0})
+    assert {c["label"]: c["config"].warmup_s for c in open_loop.conditions()} == {"go": 6, "java-platform": 12,
+                                                                                 "rust": 6}
+
+
+def test_a_plan_change_in_warm_up_is_named_per_server_as_its_trials_get_it():
+    """The JIT allowance moved into its own field: a run of JVMs alone warmed up as today's plan would; Go did not."""
+    import dataclasses
+
+    from loadlab import plans, study
+    from loadlab.experiment import Durations
+    from loadlab.manifest import Manifest
+
+    plan = plans.runtime_overhead("quick")
+    earlier = dataclasses.replace(plan, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
+    changes = study.plan_differences(plan, Manifest("run-1", plan.name, "complete", parameters=earlier.to_dict()))
+    assert changes == [f"server {label}: warm-up 2-12 s -> 2-6 s" for label in ("go", "rust", "swoole", "python")]
+    pinning = plans.pinning("quick")
+    earlier = dataclasses.replace(pinning, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
+    assert study.plan_differences(pinning, Manifest("run-1", pinning.name, "complete",
+                                                    parameters=earlier.to_dict())) == []

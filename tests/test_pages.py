@@ -360,3 +360,12 @@ def test_the_ceiling_figure_is_read_against_the_headroom_and_saturation_the_anal
 
     assert pages.CEILING_LINES == {"headroom": capacity.CAPACITY_HEADROOM_UTILIZATION,
                                    "saturated": config.LOADGEN_SATURATION_UTILIZATION}
+
+
+def test_the_warm_up_line_names_the_jit_allowance_when_a_plan_gives_one():
+    assert provenance._warmup_text({"warmup_s": 2, "warmup_max_s": 6}) == \
+        "2 to 6 s, until throughput is steady (discarded)"
+    assert provenance._warmup_text({"warmup_s": 2, "warmup_max_s": 6, "jit_warmup_max_s": 12}) == \
+        "2 to 6 s, until throughput is steady; up to 12 s for a JIT runtime (the JVMs) (discarded)"
+    assert provenance._warmup_text({"warmup_s": 6, "warmup_max_s": 6, "jit_warmup_max_s": 12}) == \
+        "6 s; up to 12 s for a JIT runtime (the JVMs) (discarded)"

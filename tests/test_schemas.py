@@ -65,7 +65,7 @@ GOOD_MANIFEST = {"runtime": "go", "model": "goroutine-per-connection", "routes":
 
 
 @pytest.mark.parametrize("change, parameter, allowed", [
-    ({"runtme": "go"}, "runtme", "one of the known fields: build_inputs, contestant, default_variant, knobs"),
+    ({"runtme": "go"}, "runtme", "one of the known fields: build_inputs, compiles_at_run_time, contestant, default_variant"),
     ({"knobs": {"WORKERS": {"intger": [1, 8]}}}, "knobs.WORKERS.intger", "one of the known fields: choices, default, help, integer"),
     ({"knobs": {"WORKERS": {"choices": ["a"], "integer": [1, 8]}}}, "knobs.WORKERS", "at most one of choices or integer"),
     ({"knobs": {"workers": {}}}, "knobs", "an environment variable name"),

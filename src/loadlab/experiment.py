@@ -36,7 +36,7 @@ import yaml
 from loadlab import schemas
 from loadlab.config import TrialConfig, interleave
 from loadlab.errors import ParameterError
-from loadlab.servers import recorder_settings
+from loadlab.servers import all_servers, recorder_settings
 from loadlab.units import MIB
 
 
@@ -100,11 +100,20 @@ class Load(_KnownFields):
 
 @dataclass
 class Durations(_KnownFields):
-    """Seconds. Closed-loop warm-up runs at least warmup_s and until steady, at most warmup_max_s."""
+    """Seconds. Closed-loop warm-up runs at least warmup_s and until steady, at most warmup_max_s; an open loop's
+    runs exactly warmup_s.
+
+    A server whose runtime compiles while it serves (a JIT: loadlab.yaml's
+    compiles_at_run_time) gets jit_warmup_max_s instead, where set: its
+    closed-loop maximum, its open-loop length. A JVM's throughput climbs for
+    seconds after start; Go's, Rust's or an interpreter's does not, and
+    giving them the JVM's allowance spent minutes of every run (issue 32).
+    """
 
     warmup_s: int = 5
     warmup_max_s: int | None = None
     duration_s: int = 10
+    jit_warmup_max_s: int | None = None
 
 
 @dataclass
@@ -252,16 +261,27 @@ class Experiment(_KnownFields):
             return float(max(1, round(float(level) * float(basis))))
         return float(max(1, round(float(level))))
 
+    def warmup_bounds_s(self, entry: ServerEntry) -> tuple[int, int | None]:
+        """(warm-up at least, at most) in seconds for this server's trials (see Durations)."""
+        durations = self.durations
+        spec = all_servers().get(entry.server)
+        jit_max = durations.jit_warmup_max_s if spec is not None and spec.compiles_at_run_time else None
+        if self.load.mode == "open":
+            length = jit_max if jit_max is not None else durations.warmup_s
+            return length, length
+        return durations.warmup_s, jit_max if jit_max is not None else durations.warmup_max_s
+
     def trial_config(self, entry: ServerEntry, level) -> TrialConfig:
         placement = self.placement
+        warmup_s, warmup_max_s = self.warmup_bounds_s(entry)
         profilers = tuple(self.profilers if entry.profilers is None else entry.profilers)
         return TrialConfig(
             server=entry.server, route=entry.route or self.load.route, variant=entry.variant,
             settings=recorder_settings(entry.server, entry.settings, profilers), load_mode=self.load.mode,
             connections=int(level) if self.load.mode == "closed" else self.load.connections[0] if self.load.connections else 1,
             rate_rps=self.offered_rate_rps(entry, level) if self.load.mode == "open" else None,
-            duration_s=self.durations.duration_s, warmup_s=self.durations.warmup_s,
-            warmup_max_s=self.durations.warmup_max_s, loadgen_threads=self.load.loadgen_threads,
+            duration_s=self.durations.duration_s, warmup_s=warmup_s, warmup_max_s=warmup_max_s,
+            loadgen_threads=self.load.loadgen_threads,
             request_timeout_s=self.load.request_timeout_s, pipeline_depth=self.load.pipeline_depth,
             max_in_flight=self.load.max_in_flight, open_loop_generator=self.load.open_loop_generator,
             connection_mode=self.load.connection_mode, server_cpus=placement.server_cpus, loadgen_cpus=placement.loadgen_cpus,
@@ -300,7 +320,7 @@ class Experiment(_KnownFields):
 _TRIAL_FIELD_TO_PATH = {
     "server": "servers[{i}].server", "variant": "servers[{i}].variant", "route": "load.route (or servers[{i}].route)",
     "connections": "load.connections", "rate_rps": "load.rate_rps", "load_mode": "load.mode",
-    "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s",
+    "duration": "durations.duration_s", "warmup": "durations.warmup_s", "warmup_max": "durations.warmup_max_s (or durations.jit_warmup_max_s)",
     "loadgen_threads": "load.loadgen_threads", "pipeline_depth": "load.pipeline_depth",
     "connection_mode": "load.connection_mode",
     "request_timeout_s": "load.request_timeout_s", "max_in_flight": "load.max_in_flight",

@@ -50,7 +50,9 @@ def _by_scale(name: str, smoke, quick, full):
 
 
 def _durations(p: Scale, jit: bool, duration_s: int | None = None) -> Durations:
-    return Durations(warmup_s=p.warmup_s, warmup_max_s=p.jit_warmup_max_s if jit else p.warmup_max_s,
+    # `jit`: the experiment's JVMs get the JIT allowance (Durations.jit_warmup_max_s); its other servers do not need it.
+    return Durations(warmup_s=p.warmup_s, warmup_max_s=p.warmup_max_s,
+                     jit_warmup_max_s=p.jit_warmup_max_s if jit else None,
                      duration_s=duration_s or p.duration_s)
 
 
@@ -242,11 +244,11 @@ def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) 
     load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
                 capacity_basis="own", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
                 connection_mode=S1_CONNECTION_MODE)
-    # An open loop has no steady-state test: every server warms up as long as a JIT needs (a JVM's first
-    # seconds run at ~70% of its steady throughput here).
-    warmup_s = p.jit_warmup_max_s
+    # An open loop has no steady-state test: a JVM warms up as long as its JIT needs (its first seconds run at ~70%
+    # of its steady throughput here), the others as long as the closed loop's longest warm-up.
     return _experiment("01-open-loop-latency", p, servers, load, True, 10,
-                       durations=Durations(warmup_s=warmup_s, warmup_max_s=warmup_s, duration_s=p.duration_s),
+                       durations=Durations(warmup_s=p.warmup_max_s, warmup_max_s=p.warmup_max_s,
+                                           jit_warmup_max_s=p.jit_warmup_max_s, duration_s=p.duration_s),
                        placement=Placement(memory_limit_mib=4096))
 
 

@@ -94,6 +94,8 @@ class ServerSpec:
     knobs: dict[str, Knob] = field(default_factory=dict)
     profilers: tuple[str, ...] = ()
     contestant: bool = True
+    # A JIT: its code gets faster while it serves, so its warm-up may need longer (Durations.jit_warmup_max_s).
+    compiles_at_run_time: bool = False
     # Build argument -> environment variable naming a local file to put in
     # the build context (e.g. an offline PECL package). See images.py.
     build_inputs: dict[str, str] = field(default_factory=dict)
@@ -171,6 +173,7 @@ def load_spec(directory: Path) -> ServerSpec:
         knobs={name: _parse_knob(name, k or {}) for name, k in (raw.get("knobs") or {}).items()},
         profilers=tuple(raw.get("profilers", ())),
         contestant=bool(raw.get("contestant", True)),
+        compiles_at_run_time=bool(raw.get("compiles_at_run_time", False)),
         build_inputs={str(k): str(v["env"]) for k, v in (raw.get("build_inputs") or {}).items()},
     )
 

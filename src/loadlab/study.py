@@ -159,12 +159,33 @@ def plan_differences(experiment: Experiment, manifest: Manifest) -> list[str]:
                 changes += [f"server {label}: {key} {_plain(was[label].get(key))} -> {_plain(now[label].get(key))}"
                             for key in sorted(set(was[label]) | set(now[label]))
                             if was[label].get(key) != now[label].get(key)]
+        elif name == "durations":
+            changes += _warm_up_differences(recorded_experiment, experiment)
         elif isinstance(before, dict) and isinstance(after, dict):
             changes += [f"{name}.{key}: {_plain(before.get(key))} -> {_plain(after.get(key))}"
                         for key in sorted(set(before) | set(after)) if before.get(key) != after.get(key)]
         else:
             changes.append(f"{name}: {_plain(before)} -> {_plain(after)}")
     return changes
+
+
+def _warm_up_differences(recorded: Experiment, plan: Experiment) -> list[str]:
+    """The window's length, and each server's warm-up as its trials get it (`Experiment.warmup_bounds_s`): a JIT
+    allowance that only the JVMs take is no difference for a run of JVMs alone."""
+    changes = []
+    if recorded.durations.duration_s != plan.durations.duration_s:
+        changes.append(f"durations.duration_s: {recorded.durations.duration_s} -> {plan.durations.duration_s}")
+    was = {entry.display_label(): recorded.warmup_bounds_s(entry) for entry in recorded.servers}
+    for entry in plan.servers:
+        label = entry.display_label()
+        if label in was and was[label] != plan.warmup_bounds_s(entry):
+            changes.append(f"server {label}: warm-up {_bounds_text(was[label])} -> {_bounds_text(plan.warmup_bounds_s(entry))}")
+    return changes
+
+
+def _bounds_text(bounds: tuple[int, int | None]) -> str:
+    low, high = bounds
+    return f"{low:g}-{high:g} s" if high is not None and high != low else f"{low:g} s"
 
 
 def _flat_entry(entry) -> dict:

@@ -184,9 +184,11 @@ def _placement_text(parameters: Mapping) -> str:
 
 def _warmup_text(durations: Mapping) -> str:
     low, high = durations.get("warmup_s"), durations.get("warmup_max_s")
+    jit = durations.get("jit_warmup_max_s")
+    jit_text = f"; up to {format_number(jit)} s for a JIT runtime (the JVMs)" if jit and jit != high else ""
     if high and high != low:
-        return f"{format_number(low)} to {format_number(high)} s, until throughput is steady (discarded)"
-    return f"{format_number(low)} s (discarded)"
+        return f"{format_number(low)} to {format_number(high)} s, until throughput is steady{jit_text} (discarded)"
+    return f"{format_number(low)} s{jit_text} (discarded)"
 
 
 def run_row(facts: RunFacts) -> dict[str, str]:
