@@ -346,3 +346,44 @@ def test_a_spectrum_draws_a_server_whose_every_trial_was_excluded_without_a_band
     data.loc[data["server"] == SERVERS[1], "loadgen_saturated"] = True
     figure = latency_spectrum_figure(data)
     assert figure.axes and figure.axes[0].lines  # the other servers' medians, and the excluded trials dashed
+
+
+def test_the_forest_legend_names_the_estimator_and_each_familys_level_and_never_assumes_95():
+    from loadlab.plots import forest_figure
+
+    data = pd.DataFrame({"label": ["S3-throughput", "S1-rss", "S5-time"], "ratio": [2.47, 11.0, 0.6],
+                         "ratio_ci_low": [1.92, 9.0, 0.5], "ratio_ci_high": [3.06, 13.0, 0.7],
+                         "confidence": [0.98333, 0.99375, 0.975]})
+
+    def legend_labels(figure):
+        return [text.get_text() for legend in figure.legends for text in legend.get_texts()]
+
+    labels = legend_labels(forest_figure(data, estimator="Hodges-Lehmann ratio", confidence_column="confidence"))
+    assert "measured Hodges-Lehmann ratio, 97.5-99.4% CI (each family's simultaneous level)" in labels
+    one = legend_labels(forest_figure(data.assign(confidence=0.95), estimator="Hodges-Lehmann ratio",
+                                      confidence_column="confidence"))
+    assert "measured Hodges-Lehmann ratio, 95% CI" in one
+    assert "measured ratio of medians, interval (level not given)" in legend_labels(forest_figure(data))
+
+
+def test_a_forest_over_one_or_two_decades_labels_more_than_a_lone_x1():
+    from loadlab.plots import forest_figure
+
+    # 03's forest: x0.7 to x3 zoomed, so its "every row" panel spans under two decades.
+    data = pd.DataFrame({"label": ["a", "b"], "ratio": [2.47, 0.7], "ratio_ci_low": [1.92, 0.6],
+                         "ratio_ci_high": [3.06, 0.8]})
+    figure = forest_figure(data)
+    every_row = figure.axes[0]
+    labelled = [tick for tick in every_row.get_xticks() if every_row.get_xlim()[0] <= tick <= every_row.get_xlim()[1]]
+    assert len(labelled) >= 3 and 1.0 in labelled
+
+
+def test_a_verdict_whose_ratio_cannot_be_formed_is_a_row_without_a_dot():
+    from loadlab.pages import verdict_forest_rows
+
+    # S5-memory, as the committed verdict records it: a ratio of medians but no interval ("cannot be formed").
+    rows = verdict_forest_rows([{"claim_id": "S5-memory", "verdict": "contradicted", "baseline": "java-virtual",
+                                 "candidate": "java-platform", "measured_ratio": 0.37, "ratio_ci_low": None,
+                                 "ratio_ci_high": None, "claimed_ratio": 0.126, "confidence": None,
+                                 "measured": {"metric": "peak_rss_growth_bytes"}}])
+    assert rows["measured_ratio"].isna().all() and rows["claimed_ratio"].iloc[0] == 0.126

@@ -34,8 +34,12 @@ def verdict_forest_rows(verdicts) -> pd.DataFrame:
         label=[f"{c} ({cand} / {base})" if isinstance(cand, str) and isinstance(base, str) else c
                for c, cand, base in zip(rows["claim_id"], rows["candidate"], rows["baseline"])],
         metric=[m.get("metric") if isinstance(m, dict) else None for m in rows["measured"]])
-    for column in ("measured_ratio", "ratio_ci_low", "ratio_ci_high", "claimed_ratio"):
+    for column in ("measured_ratio", "ratio_ci_low", "ratio_ci_high", "claimed_ratio", "confidence"):
         rows[column] = pd.to_numeric(rows[column], errors="coerce")
+    # A ratio without its interval is not what the verdict judged (S5-memory: "the ratio itself cannot be formed",
+    # some trials grew by nothing): the row shows its verdict, not a dot.
+    judged = rows["ratio_ci_low"].notna() & rows["ratio_ci_high"].notna()
+    rows["measured_ratio"] = rows["measured_ratio"].where(judged)
     return noise_band_columns(rows)
 
 

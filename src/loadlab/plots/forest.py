@@ -89,6 +89,15 @@ def _set_ticks(axes, low: float, high: float) -> None:
     else:
         decades = [10.0**d for d in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)]
         decades = [d for d in decades if low <= d <= high]
+        if len(decades) < 3:
+            # A range of one or two decades (x0.6 to x4, say) would show a lone x1: label 1-2-5 steps instead.
+            steps = sorted(m * d for d in [10.0**e for e in range(math.floor(math.log10(low)) - 1,
+                                                                 math.ceil(math.log10(high)) + 1)] for m in (1, 2, 5))
+            axes.xaxis.set_major_locator(FixedLocator([t for t in steps if low <= t <= high]))
+            axes.xaxis.set_minor_locator(FixedLocator([]))
+            axes.xaxis.set_major_formatter(FuncFormatter(_ratio_tick))
+            axes.xaxis.set_minor_formatter(NullFormatter())
+            return
         step = math.ceil(len(decades) / _MAXIMUM_DECADE_LABELS)
         # Labelled decades include ×1; the others are unlabelled ticks.
         one = decades.index(1.0)
@@ -140,6 +149,8 @@ def forest_figure(
     verdict_column: str | None = None,
     x_label: str = "ratio of medians, candidate / baseline",
     title: str | None = None,
+    estimator: str = "ratio of medians",
+    confidence_column: str | None = None,
 ) -> Figure:
     """Ratios (dimensionless) with their CIs, first row at the top, on a log axis, numbers beside.
 
@@ -153,6 +164,11 @@ def forest_figure(
     `noise_high_column` (the A/A band of each row's own metric; NaN: none
     measured for that metric). `verdict_column` (optional) starts each row's
     note. A CI crossing ×1 means no detectable difference at that confidence.
+    The legend names `estimator` (what the dot is, e.g. "Hodges-Lehmann
+    ratio") and the intervals' level, read from `confidence_column` (each
+    row's own level, 0-1: a verdict's interval is simultaneous for its
+    family, so levels differ between families); without one it says the
+    level is not given rather than assume 95%.
     """
     columns = [label_column, ratio_column, low_column, high_column]
     columns += [c for c in (group_column, claimed_column, noise_low_column, noise_high_column, verdict_column) if c]
@@ -182,8 +198,21 @@ def forest_figure(
         notes_axes.set_yticks(positions, notes, fontsize="small")
         notes_axes.tick_params(axis="y", length=0)
         notes_axes.grid(False)
-        finish_figure(figure, title, _forest_legend(any(band is not None for band in bands)))
+        levels = pd.to_numeric(rows[confidence_column], errors="coerce") if confidence_column else None
+        finish_figure(figure, title, _forest_legend(any(band is not None for band in bands),
+                                                    f"measured {estimator}, {interval_level_text(levels)}"))
     return figure
+
+
+def interval_level_text(levels: pd.Series | None) -> str:
+    """How the legend names the intervals' level: "95% CI", "97.5-99.4% simultaneous CI (per family)", or that
+    the level is not given. `levels`: each row's confidence, 0-1 (NaN: a row without an interval)."""
+    finite = sorted({round(float(v) * 100, 1) for v in (levels if levels is not None else []) if _finite(v)})
+    if not finite:
+        return "interval (level not given)"
+    if len(finite) == 1:
+        return f"{finite[0]:g}% CI"
+    return f"{finite[0]:g}-{finite[-1]:g}% CI (each family's simultaneous level)"
 
 
 def _noise_bands(rows: pd.DataFrame, noise_band: tuple[float, float] | None, low_column: str | None,
@@ -221,10 +250,10 @@ def _draw_panels(panels, rows: pd.DataFrame, positions: np.ndarray, bands: list,
         panels[1].set_xlabel("the same ratio, zoomed\n(log scale)")
 
 
-def _forest_legend(has_bands: bool) -> list:
+def _forest_legend(has_bands: bool, measured_label: str) -> list:
     handles = [
         Line2D([], [], color="0.15", marker="o", markersize=6, markeredgecolor="white", linewidth=1.8,
-               label="measured ratio of medians, 95% CI"),
+               label=measured_label),
         Line2D([], [], color=CLAIMED_COLOUR, marker="x", markersize=6, markeredgewidth=1.6, linestyle="none",
                label="claimed by the source"),
         Line2D([], [], color="0.3", linestyle="--", linewidth=0.9, label="\N{MULTIPLICATION SIGN}1: no difference"),
