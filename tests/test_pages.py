@@ -369,3 +369,33 @@ def test_the_warm_up_line_names_the_jit_allowance_when_a_plan_gives_one():
         "2 to 6 s, until throughput is steady; up to 12 s for a JIT runtime (the JVMs) (discarded)"
     assert provenance._warmup_text({"warmup_s": 6, "warmup_max_s": 6, "jit_warmup_max_s": 12}) == \
         "6 s; up to 12 s for a JIT runtime (the JVMs) (discarded)"
+
+
+def test_an_image_without_a_sentence_of_alt_text_is_a_finding():
+    page = ('<img alt="No description has been provided for this image" src="a.svg">'
+            '<img src="b.svg"><img alt="" src="c.svg"><img alt="throughput" src="d.svg">'
+            '<img alt="Figure: throughput. Plots throughput (req/s) against connections." src="e.svg">')
+    assert html_checks.missing_alt_texts(page) == ["No description has been provided for this image", "(none)",
+                                                   "(none)", "throughput"]
+
+
+def test_a_figure_shown_by_its_page_carries_its_finding_and_what_it_plots_as_alt_text(tmp_path):
+    from matplotlib.figure import Figure
+
+    from loadlab import study
+
+    page = study.Page("99-test", tmp_path, {}, {}, None)
+    figure = Figure()
+    axes = figure.subplots()
+    axes.plot([1, 2], [3, 4], label="go")
+    axes.set_xlabel("connections")
+    axes.set_ylabel("throughput (req/s)")
+    figure.suptitle("Throughput by connections")
+    figure.legend()
+    shown = page.figure(figure, "throughput", finding="Go serves 4 req/s at 2 connections.")
+    data, metadata = shown._repr_mimebundle_()
+    assert data["image/svg+xml"] == (tmp_path / "throughput.svg").read_text()
+    assert metadata["image/svg+xml"]["alt"] == ("Go serves 4 req/s at 2 connections. Figure: Throughput by "
+                                               "connections. Plots throughput (req/s) against connections. Legend: go.")
+    with pytest.raises(ValueError, match="alt text"):
+        page.figure(Figure(), "blank")

@@ -311,12 +311,19 @@ class Page:
     claims: dict  # claim id -> claims.Claim
     provenance: object  # pages.ProvenanceBlock
 
-    def figure(self, figure, name: str):
-        """Save `figure` as <figures>/<name>.svg and .png (plots.save_figure lints it first); the figure, to show."""
+    def figure(self, figure, name: str, finding: str | None = None):
+        """Save `figure` as <figures>/<name>.svg and .png (plots.save_figure lints it first); returns it to show,
+        as the saved SVG with its alt text: `finding` (a sentence the page computed, what the figure shows)
+        followed by what it plots (`plots.describe_figure`). A figure with neither cannot be described to a
+        reader who cannot see it, and is refused."""
         from loadlab import plots
 
-        plots.save_figure(figure, name, self.figures)
-        return figure
+        saved = plots.save_figure(figure, name, self.figures)
+        alt = " ".join(part.strip() for part in (finding, plots.describe_figure(figure)) if part and part.strip())
+        if not alt:
+            raise ValueError(f"figure {name!r} has no title, no labelled axis and no finding: nothing to say in its "
+                             "alt text; give it a title or pass finding=")
+        return plots.FigureImage(saved.svg.read_text(), alt)
 
     def introduce(self, study: Study, versions: bool = True) -> None:
         """A run's opening lines: its id, the runtimes' versions (`versions`), the servers left out and why, and

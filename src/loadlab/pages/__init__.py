@@ -27,6 +27,7 @@ from .noise import (
     noise_floor_text,
     sitting_note,
     spread_test_text,
+    forest_finding,
     verdict_forest_rows,
 )
 from .overhead import margin_sentence, overhead_lines, ranked_functions_heading
@@ -66,6 +67,7 @@ __all__ = [
     "with_concurrency",
     "with_milliseconds",
     "sitting_note",
+    "forest_finding",
     "verdict_forest_rows",
     "provenance_html",
     "runtime_versions",

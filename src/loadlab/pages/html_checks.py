@@ -10,6 +10,7 @@ of 1,234,567 is exact, and run ids and hashes are not numbers.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -77,10 +78,29 @@ def significant_digits(number_text: str) -> int:
     return len(digits)
 
 
+# nbconvert's words for an image given no alt text; an image with them (or with none) tells a reader nothing.
+DEFAULT_ALT = "No description has been provided for this image"
+_IMG_ALT = re.compile(r"<img\b[^>]*?\balt=\"([^\"]*)\"|<img\b(?![^>]*\balt=)[^>]*>", re.IGNORECASE)
+# Fewer words than this is a label, not a sentence saying what the figure shows.
+MIN_ALT_WORDS = 6
+
+
+def missing_alt_texts(page_html: str) -> list[str]:
+    """Each <img> whose alt text is missing, empty, nbconvert's default, or shorter than a sentence: its alt."""
+    bad = []
+    for match in _IMG_ALT.finditer(page_html):
+        alt = html.unescape(match.group(1) or "")
+        if not alt.strip() or DEFAULT_ALT in alt or len(alt.split()) < MIN_ALT_WORDS:
+            bad.append(alt or "(none)")
+    return bad
+
+
 def check_page(path: Path) -> list[Finding]:
-    """Every repr and every over-precise decimal in the visible text of one exported page."""
-    text = visible_text(Path(path).read_text(encoding="utf-8"))
-    findings = []
+    """Every repr and every over-precise decimal in the visible text of one exported page, and every image
+    without an alt text that says what it shows."""
+    page_html = Path(path).read_text(encoding="utf-8")
+    text = visible_text(page_html)
+    findings = [Finding(Path(path).name, "alt text", alt) for alt in missing_alt_texts(page_html)]
     for marker in REPR_MARKERS:
         for match in re.finditer(re.escape(marker), text):
             findings.append(Finding(Path(path).name, "repr", text[max(0, match.start() - 40): match.end() + 40]))

@@ -43,6 +43,18 @@ def verdict_forest_rows(verdicts) -> pd.DataFrame:
     return noise_band_columns(rows)
 
 
+def forest_finding(rows: pd.DataFrame) -> str:
+    """A forest's finding in a sentence (its alt text): how many verdicts, how many of each word, and which rows
+    have no ratio to draw. `rows`: `verdict_forest_rows`."""
+    if rows.empty:
+        return "No verdicts to draw."
+    counts = rows["verdict"].value_counts()
+    words = ", ".join(f"{count} {word}" for word, count in counts.items())
+    undrawn = rows.loc[rows["measured_ratio"].isna(), "label"].tolist()
+    tail = f"; without a ratio to draw: {', '.join(undrawn)}" if undrawn else ""
+    return f"{len(rows)} verdict{'s' if len(rows) != 1 else ''}: {words}{tail}."
+
+
 # Consecutive windows of one quiet instance differ by about 1-2% here (issue 13's measurement); well above that,
 # the host itself moved under the measurement (other tenants' CPU, steal time) and the modes cannot be told apart.
 QUIET_WITHIN_INSTANCE_CV = 0.03

@@ -10,6 +10,7 @@ come from `palette`; trials that are not evidence are drawn hollow.
 from .ceiling import loadgen_ceiling_figure
 from loadlab.units import MIB
 
+from .describe import FigureImage, describe_figure
 from .forest import forest_figure
 from .gc import gc_pause_figure
 from .knee import latency_knee_figure
@@ -25,12 +26,14 @@ from .timeseries import memory_over_time_figure, resources_over_time_figure
 __all__ = [
     "MIB",
     "RUNTIME_COLOURS",
+    "FigureImage",
     "LintReport",
     "ReferenceLine",
     "SavedFigure",
     "SeriesStyle",
     "axis_label",
     "cpu_per_request_figure",
+    "describe_figure",
     "display_values",
     "forest_figure",
     "gc_pause_figure",
