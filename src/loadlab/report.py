@@ -152,14 +152,35 @@ def _title(notebook_path: Path) -> str:
     return notebook_path.stem
 
 
+def _machine_text(provenance: dict) -> str:
+    """"AMD EPYC, 2 CPUs, kernel 6.18.44-fc-v782": the host a run recorded ("" when it recorded none)."""
+    host = provenance.get("host") or {}
+    parts = [host.get("cpu_model"), f"{host['cpu_count']} CPUs" if host.get("cpu_count") else None,
+             f"kernel {host['kernel']}" if host.get("kernel") else None]
+    return ", ".join(part for part in parts if part)
+
+
+def _commit_text(provenance: dict) -> str:
+    commit = provenance.get("git_commit")
+    if not commit:
+        return ""
+    return commit[:7] + (" (uncommitted changes)" if provenance.get("git_dirty") else "")
+
+
 def _run_rows(page_dir: Path) -> list[dict]:
-    """Every run under data/raw with its status and links: the reference runs, benchmarks included."""
+    """The run log: every run under data/raw with when it ran, the machine, the commit and scale it was measured
+    at, its trials and failures, and links to its data; benchmarks included."""
     rows = []
     for run in rundir.list_runs():
+        manifest = rundir.RunDirectory(Path(run["path"])).read_manifest()
+        provenance = manifest.provenance or {}
         # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
         trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
         rows.append({"experiment": run["experiment"], "run_id": run["run_id"], "status": run["status"], "trials": trials,
-                     "updated_utc": run["updated_utc"], "links": data_links(run["run_id"], page_dir)})
+                     "measured": " to ".join(dict.fromkeys(t for t in (manifest.created_utc, run["updated_utc"]) if t)),
+                     "machine": _machine_text(provenance), "commit": _commit_text(provenance),
+                     "scale": rundir.run_scale(run["run_id"]) or "",
+                     "links": data_links(run["run_id"], page_dir)})
     return rows
 
 
@@ -193,6 +214,16 @@ def _claim_table(output_dir: Path) -> str:
     return claim_table_html(claim_rows(verdicts, claim_catalogue, page_dir=output_dir))
 
 
+def _verdict_matrix(output_dir: Path) -> str:
+    """Every verdict at a glance (pages.verdict_matrix), as HTML, each claim linked to its page."""
+    from loadlab import claims
+    from loadlab.judgements.verdicts import load_verdicts
+    from loadlab.pages import matrix_html, matrix_rows
+
+    _, claim_catalogue = claims.load_claims()
+    return matrix_html(matrix_rows(load_verdicts(output_dir / "verdicts"), claim_catalogue))
+
+
 def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPORTS_DIR,
                 run_id: str | None = None) -> Path:
     """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
@@ -202,6 +233,7 @@ def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPOR
         exported_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         notebooks=[{"stem": p.stem, "name": p.name, "title": _title(p)} for p in executed],
         claim_table=_claim_table(output_dir),
+        verdict_matrix=_verdict_matrix(output_dir),
         runs=_run_rows(output_dir),
     )
     path = output_dir / "index.html"

@@ -18,7 +18,8 @@
 """
 
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
-from .claim_table import claim_rows, claim_table_html, source_claims_table, verdict_list, verdict_runs, verdict_sources
+from .verdict_matrix import VERDICT_COLOURS, matrix_html, matrix_rows, verdict_badge
+from .claim_table import claim_anchor, claim_rows, claim_table_html, source_claims_table, verdict_list, verdict_runs, verdict_sources
 from .noise import (
     detectable_effect_text,
     isolation_reading,
@@ -69,6 +70,11 @@ __all__ = [
     "sitting_note",
     "forest_finding",
     "verdict_forest_rows",
+    "VERDICT_COLOURS",
+    "claim_anchor",
+    "matrix_html",
+    "matrix_rows",
+    "verdict_badge",
     "provenance_html",
     "runtime_versions",
     "source_claims_table",

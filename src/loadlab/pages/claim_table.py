@@ -34,6 +34,8 @@ CLAIM_TABLE_STYLE = (
     # Wide enough for "loadlab notebooks --scale quick" on one line, so commands wrap between words only.
     "table.loadlab-claims td:nth-child(6){min-width:19em}</style>"
 )
+# claims.yaml's unit for a number of things (threads): printed as the bare number, the quantity named beside it.
+COUNT_UNIT = "count"
 CLAIM_COLUMNS = ("claim", "comparison", "verdict", "claimed", "measured", "ratio", "why", "reproduce", "data")
 
 
@@ -53,6 +55,9 @@ def claimed_text(claim: Claim | None) -> str:
     if claim is None:
         return ""
     if claim.values:
+        if claim.unit == COUNT_UNIT:
+            # A count has no unit to print ("go 12 count"): the quantity names what was counted.
+            return format_mapping(claim.values) + (f" ({strip_unit(claim.metric)})" if claim.metric else "")
         return format_mapping(claim.values, claim.unit or "")
     return claim.claim or ""
 
@@ -135,11 +140,16 @@ def claim_rows(verdicts: Iterable, claims: Mapping[str, Claim], page_dir: Path |
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
 
+def claim_anchor(claim_id: str) -> str:
+    """The HTML id of a claim's row on its notebook's page (and the index's table): "claim-S1-rss"."""
+    return "claim-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in str(claim_id))
+
+
 def claim_table_html(rows: pd.DataFrame) -> str:
     """The rows as an HTML table: commands as code, data as links, every text escaped."""
     header = ("<tr><th>claim</th><th>verdict</th><th>claimed (source's setup)</th><th>measured here</th>"
               "<th>ratio</th><th>reproduce</th><th>data</th></tr>")  # fmt: skip
-    body = []
+    body, anchored = [], set()
     for row in rows.itertuples(index=False):
         claim = html.escape(row.claim) + (f"<br><small>{html.escape(row.comparison)}</small>" if row.comparison else "")
         verdict = f"<b>{html.escape(row.verdict)}</b>" + (f"<br><small>{html.escape(row.why)}</small>" if row.why else "")
@@ -148,7 +158,12 @@ def claim_table_html(rows: pd.DataFrame) -> str:
                          for name, href, run_id in row.data)  # fmt: skip
         run = row.data[0][2] if row.data else ""
         data = links + (f"<br><small>{html.escape(run)}</small>" if run else "")
-        body.append(f"<tr><td>{claim}</td><td>{verdict}</td><td>{html.escape(row.claimed)}</td>"
+        # A claim judged on two pairs (S1-p99: java / go, rust / go) has two rows; the link goes to its first.
+        anchor = claim_anchor(row.claim)
+        row_id = f' id="{anchor}"' if anchor not in anchored else ""
+        anchored.add(anchor)
+        body.append(f'<tr{row_id}><td>{claim}</td><td>{verdict}</td>'
+                    f"<td>{html.escape(row.claimed)}</td>"
                     f"<td>{html.escape(row.measured)}</td><td>{html.escape(row.ratio)}</td><td>{commands}</td>"
                     f"<td>{data}</td></tr>")  # fmt: skip
     return CLAIM_TABLE_STYLE + '<table class="loadlab-claims">' + header + "".join(body) + "</table>"
