@@ -70,7 +70,8 @@ def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_dat
 def test_the_claim_table_html_escapes_and_links():
     verdicts = judgements.load_verdicts()
     table = claim_table.claim_table_html(claim_table.claim_rows(verdicts, CLAIMS))
-    assert table.count("<tr>") == len(verdicts) + 1
+    assert table.count("<tr") == len(verdicts) + 1
+    assert table.count('<tr id="claim-') == len({v.claim_id for v in verdicts})  # one anchor a claim
     assert '<a href="../data/raw/' in table and "<code>loadlab notebooks" in table
     assert "{'" not in table
 

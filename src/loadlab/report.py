@@ -200,7 +200,7 @@ def _collection_provenance(output_dir: Path, scale: str, run_id: str | None) -> 
     records = read_records(output_dir)
     runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
     started = min((record["started_utc"] for record in records), default=None)
-    return provenance_html("the collection", scale, run_id, runs, started_utc=started)
+    return provenance_html("the collection", scale, run_id, runs, started_utc=started, runs_folded=True)
 
 
 def _claim_table(output_dir: Path) -> str:

@@ -73,11 +73,19 @@ def measured_text(verdict, claim: Claim | None = None) -> str:
         baseline, candidate = _field(verdict, "baseline") or "baseline", _field(verdict, "candidate") or "candidate"
         medians = (format_quantity(measured[side], unit, missing=NO_EVIDENCE)
                    for side in ("baseline_median", "candidate_median"))
-        return f"{strip_unit(metric)}: {baseline} {next(medians)}, {candidate} {next(medians)} (medians)"
-    # Keys that name the claim's own series (go, swoole) carry the claim's unit.
+        return f"{_quantity_words(metric)}: {baseline} {next(medians)}, {candidate} {next(medians)} (medians)"
+    # Keys that name the claim's own series (go, swoole) carry the claim's unit (a count carries none).
     claim_keys = set(claim.values) if claim is not None else set()
     unit = claim.unit if claim is not None and claim_keys & set(map(str, measured)) else ""
-    return format_mapping(measured, unit or "")
+    return format_mapping(measured, "" if unit == COUNT_UNIT else unit or "")
+
+
+def _quantity_words(metric: str) -> str:
+    """The metric's label without its axis unit ("latency p99", not "latency p99 (s)": the values carry their own,
+    scaled); a parenthesis that says more than a unit ("% of its allowance") stays."""
+    words = metrics.label(metric)
+    head, _, last = words.rpartition(" (")
+    return head if head and last.rstrip(")") in {metrics.unit(metric), "MiB", "s", "ms"} else words
 
 
 def ratio_text(verdict) -> str:

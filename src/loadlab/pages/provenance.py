@@ -308,8 +308,11 @@ def _mode(facts: list[RunFacts], started_utc: str, run_id_parameter: str | None,
 
 
 def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, runs: Iterable,
-                    sources: Mapping[Source, object] | None = None, started_utc: str | None = None) -> str:
+                    sources: Mapping[Source, object] | None = None, started_utc: str | None = None,
+                    runs_folded: bool = False) -> str:
     """The block's HTML. `runs`: Studies, raw folders or run ids; `sources`: {Source: the run judged on it}.
+    `runs_folded`: the runs' table behind a <details> line that names how many (the index, whose block covers
+    every run and would otherwise push the verdicts a screen down).
 
     `started_utc` (ISO time, default now): when the page's execution began; a
     run created after it was measured by this execution, any other re-analysed.
@@ -336,8 +339,12 @@ def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, run
     if facts:
         rows = [run_row(f) for f in facts]
         header = list(rows[0])
-        parts.append(_table(header, ([row.get(h, "") for h in header] for row in rows)))
-        parts.append(f"<p>Hardware (as the first run recorded it): {html.escape(hardware_text(facts[0]))}.</p>")
+        table = _table(header, ([row.get(h, "") for h in header] for row in rows))
+        hardware = f"<p>Hardware (as the first run recorded it): {html.escape(hardware_text(facts[0]))}.</p>"
+        if runs_folded:
+            table = (f"<details><summary>The {len(rows)} runs behind these pages: when, at which commit, and how "
+                     f"each was measured</summary>{table}</details>")
+        parts += [table, hardware]
     for source, run in (sources or {}).items():
         comparison = setup_comparison(source, run_facts(run))
         parts.append(f"<p><b>{html.escape(source.id)}</b>, {html.escape(source.title)}: its setup beside this one</p>")

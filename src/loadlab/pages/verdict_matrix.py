@@ -42,6 +42,8 @@ MATRIX_STYLE = (
     "<style>table.loadlab-matrix{border-collapse:collapse;font-size:90%;max-width:100%}"
     "table.loadlab-matrix td,table.loadlab-matrix th{border:1px solid #ccc;padding:.2em .45em;text-align:left;"
     "vertical-align:top}"
+    # The ratio reads on two lines at most; the measured text, often long (profiles), takes what is left.
+    "table.loadlab-matrix td:nth-child(6){min-width:17em}table.loadlab-matrix td:nth-child(4){min-width:12em}"
     "table.loadlab-matrix .word{display:inline-block;padding:0 .45em;border-radius:.3em;font-weight:bold;"
     "white-space:nowrap}</style>"
 )
