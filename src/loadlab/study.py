@@ -372,14 +372,21 @@ class Page:
         return Markdown(pages.verdict_list(verdicts))
 
     def show(self, runs, sources=None, verdicts: list | None = None) -> None:
-        """Fill in the provenance block with the runs the page used; with `verdicts`, show each beside its claim."""
-        from IPython.display import HTML, display
+        """Fill in the provenance block with the runs the page used; with `verdicts`, show each beside its claim, and
+        the threats to validity of each claim (pages.threats)."""
+        from IPython.display import HTML, Markdown, display
 
         from loadlab import pages
 
         self.provenance.show(runs, sources)
         if verdicts is not None:
             display(HTML(pages.claim_table_html(pages.claim_rows(verdicts, self.claims))))
+            threats = pages.threats_rows(verdicts, self.claims)
+            if threats:
+                display(Markdown("**Threats to validity.** Where this setup differs from the source's, claim by "
+                                 "claim: the source's side from its setup, this side as the run recorded it, what "
+                                 "the difference could do to the verdict, and whether this collection measured it."))
+                display(HTML(pages.threats_html(threats)))
 
 
 def open_page(notebook: str, scale: str, run_id: str | None, figures_dir: Path = paths.FIGURES_DIR) -> Page:

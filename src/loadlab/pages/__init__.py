@@ -18,6 +18,7 @@
 """
 
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
+from .threats import threats_html, threats_rows
 from .verdict_matrix import VERDICT_COLOURS, matrix_html, matrix_rows, verdict_badge
 from .claim_table import claim_anchor, claim_rows, claim_table_html, source_claims_table, verdict_list, verdict_runs, verdict_sources
 from .noise import (
@@ -73,6 +74,8 @@ __all__ = [
     "VERDICT_COLOURS",
     "claim_anchor",
     "matrix_html",
+    "threats_html",
+    "threats_rows",
     "matrix_rows",
     "verdict_badge",
     "provenance_html",

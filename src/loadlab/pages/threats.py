@@ -1,0 +1,211 @@
+"""Threats to validity, claim by claim: where this collection's setup differs from the source's, what the
+difference could do to the verdict, and whether the collection measured it.
+
+The facts come from two places only, so the table cannot drift from the provenance block:
+- the source's side is `SOURCE_SETUPS`, each source's setup (claims.yaml's `setup` text) split into the aspects
+  below, word for word where the source gives them;
+- this collection's side is read from what the verdict's run recorded (its manifest: placement, load, window,
+  server settings, profilers; its trials' runtime versions), by `RECORDED`. A run that does not carry a fact an
+  aspect names is an error (`MissingFact`), not an empty cell: tests/test_threats.py reads every committed verdict.
+
+What a difference could do (`DIRECTIONS`) and where the collection measured it (`MEASURED_BY`) are this
+collection's reasoning, written once per source and aspect.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable, Mapping
+
+from .claim_table import _field
+from .provenance import RunFacts, _load_text, _placement_text, connection_mode, hardware_text, run_facts
+
+ASPECTS = ("cores and placement", "load", "window", "runtime versions", "JVM flags", "profilers attached",
+           "in-process or over HTTP")
+
+SOURCE_SETUPS: dict[str, dict[str, str]] = {
+    "S1": {"cores and placement": "4 cores, 8 GB, each server pinned to one core",
+           "load": "wrk -t4 -c100000 -d30s: 100,000 concurrent short-lived requests, 200-byte body",
+           "window": "30 s, metrics averaged over seconds 15-25",
+           "runtime versions": "Go 1.22, OpenJDK 21, Rust tokio 1.37",
+           "JVM flags": "ZGC, -Xmx512m",
+           "profilers attached": "none stated (flame graphs taken in the same runs)",
+           "in-process or over HTTP": "over HTTP"},
+    "S2": {"cores and placement": "4 cores (not stated further)",
+           "load": "2,000 req/s offered, each request 10 ms of CPU then 5 ms of sleep",
+           "window": "60 s",
+           "runtime versions": "Go (version not stated)",
+           "profilers attached": "gctrace and pprof implied by the GC and scheduler numbers",
+           "in-process or over HTTP": "a server, load over HTTP implied"},
+    "S3": {"cores and placement": "4 cores, 8 GB",
+           "load": "hey -n 100000 -c 256, GET /api/users (10 users as JSON)",
+           "window": "100,000 requests; 3 runs, median",
+           "runtime versions": "Go 1.22 net/http, Rust 1.78 axum on tokio",
+           "profilers attached": "none stated",
+           "in-process or over HTTP": "over HTTP"},
+    "S4": {"cores and placement": "4 cores, 8 GB",
+           "load": "wrk -t4 -c400 -d30s, JSON echo after 10 ms of simulated I/O",
+           "window": "30 s; 3 runs, median",
+           "runtime versions": "Go 1.22, PHP 8.2 with Swoole 5.1.3",
+           "profilers attached": "none stated",
+           "in-process or over HTTP": "over HTTP"},
+    "S5": {"cores and placement": "i7-13700K, 32 GB",
+           "load": "10,000 threads each computing one square root, then counting down a latch",
+           "window": "JMH iterations (not stated)",
+           "runtime versions": "OpenJDK 21.0.2",
+           "JVM flags": "JMH defaults (not stated)",
+           "profilers attached": "none stated",
+           "in-process or over HTTP": "in-process (JMH)"},
+}
+
+# What a difference in each aspect could do to a verdict. Ratios are judged, not absolute numbers, so a
+# difference matters where it moves one runtime more than the other.
+DIRECTIONS: dict[tuple[str, str], str] = {
+    ("S1", "cores and placement"): "one core, or a quota of it, caps throughput and makes CPU a share of what the "
+                                   "server was given; a runtime that would spread over the source's cores loses more",
+    ("S1", "load"): "fewer connections than the source's 100,000 (this machine's open-file limit): memory and "
+                    "threads at 100,000 are judged by their slope, not measured there; a thread per request grows most",
+    ("S1", "window"): "a shorter window sees less GC and heap growth; it favours the JVM's memory",
+    ("S1", "runtime versions"): "newer Go, JDK and tokio may be faster or leaner than the source's",
+    ("S1", "JVM flags"): "another GC or heap bound changes the JVM's RSS and pauses directly",
+    ("S1", "profilers attached"): "a profiler in the window costs the server CPU and can lengthen its tail",
+    ("S2", "cores and placement"): "fewer cores than the source's: rates are scaled to the cores given (100 req/s "
+                                   "of 10 ms work a core), so overload is the same multiple of capacity",
+    ("S2", "load"): "the offered rate is the same multiple of capacity as S2's; absolute rates are not comparable",
+    ("S2", "profilers attached"): "gctrace and runtime metrics cost little; the scheduler probes (uprobes) more",
+    ("S2", "in-process or over HTTP"): "over HTTP the backlog waits in the kernel's listen queue, not in the "
+                                       "process, so memory and goroutines grow less than in-process",
+    ("S3", "cores and placement"): "a quota caps throughput and CPU (the ratio of two capped servers can shrink); "
+                                   "memory is not capped",
+    ("S3", "runtime versions"): "other Go, Rust and axum versions than the source's can move throughput either "
+                                "way",
+    ("S4", "cores and placement"): "on one core Swoole's single worker and Go's scheduler compete alike; on 4, Go "
+                                   "would spread and Swoole would need 4 workers",
+    ("S4", "load"): "a closed loop's mean latency is connections / throughput: latency is judged on the open "
+                    "loop at a stated fraction of capacity instead",
+    ("S4", "runtime versions"): "a newer Swoole and PHP than the source's can be faster or leaner",
+    ("S5", "cores and placement"): "fewer cores than the source's: fewer carrier threads for virtual threads, and "
+                                   "platform threads contend for fewer cores",
+    ("S5", "runtime versions"): "another JDK 21 update can start threads faster or slower; JDK 25 changes pinning",
+    ("S5", "in-process or over HTTP"): "in-process here too: fresh JVMs per repetition instead of JMH forks",
+}
+
+# Where the collection measured what a difference does ("" : not measured).
+MEASURED_BY: dict[tuple[str, str], str] = {
+    ("S1", "load"): "01's keep-alive extension (connections held for the window)",
+    ("S1", "cores and placement"): "00's capacity on a whole core",
+    ("S1", "profilers attached"): "06's profiler overhead (each profiler on and off)",
+    ("S2", "in-process or over HTTP"): "02 judges the in-process program and shows the HTTP run beside it",
+    ("S2", "profilers attached"): "06's profiler overhead (uprobes)",
+    ("S5", "runtime versions"): "05 runs JDK 21 and JDK 25",
+}
+
+
+class MissingFact(KeyError):
+    """A run that does not carry a fact its threats table names."""
+
+
+def _parameter(facts: RunFacts, *path: str):
+    value = facts.parameters
+    for key in path:
+        if not isinstance(value, Mapping) or key not in value:
+            raise MissingFact(f"run {facts.run_id} records no {'.'.join(path)}")
+        value = value[key]
+    return value
+
+
+def _jvm_flags(facts: RunFacts) -> str:
+    servers = _parameter(facts, "servers")
+    flags = sorted({(entry.get("settings") or {}).get("JAVA_OPTS") or "the server's default (-XX:+UseG1GC)"
+                    for entry in servers if entry.get("server") == "java-threads"})
+    return "; ".join(flags) if flags else ""
+
+
+def _profilers(facts: RunFacts) -> str:
+    names = set(_parameter(facts, "profilers"))
+    names |= {name for entry in _parameter(facts, "servers") for name in entry.get("profilers") or []}
+    return ", ".join(sorted(names)) if names else "none"
+
+
+def _window(facts: RunFacts) -> str:
+    if not facts.trial_runs:
+        return "a fresh process per repetition"
+    return (f"{_parameter(facts, 'durations', 'duration_s'):g} s after a warm-up; "
+            f"{_parameter(facts, 'trials_per_condition')} trials per condition, medians")
+
+
+# This collection's side of each aspect, read from the run (RunFacts).
+RECORDED: dict[str, Callable[[RunFacts], str]] = {
+    "cores and placement": lambda f: (f"{hardware_text(f)}; " + _placement_text(f.parameters)) if f.trial_runs
+    else f"{hardware_text(f)}; CPU set {f.parameters.get('cpuset', 'as recorded')}",
+    "load": lambda f: f"{_load_text(f.parameters)}; {connection_mode(_parameter(f, 'load'))}" if f.trial_runs
+    else ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in f.parameters.items()),
+    "window": _window,
+    "runtime versions": lambda f: "; ".join(f"{k}: {v}" for k, v in f.runtime_versions.items()) or
+    "as the image was built (see the page's runs)",
+    "JVM flags": lambda f: _jvm_flags(f) if f.trial_runs else "not recorded by the run (the JVM's defaults)",
+    "profilers attached": lambda f: _profilers(f) if f.trial_runs else "none",
+    "in-process or over HTTP": lambda f: "over HTTP" if f.trial_runs else "in-process microbenchmark",
+}
+
+
+def _about_a_jvm(verdict, source: str) -> bool:
+    """Whether a verdict compares a JVM (its pair names java, or its source is S5, all Java)."""
+    names = " ".join(str(_field(verdict, key) or "") for key in ("claim_id", "baseline", "candidate"))
+    return source == "S5" or "java" in names
+
+
+def claim_threats(verdict, source: str) -> list[dict[str, str]]:
+    """[{aspect, source, here, could, measured}] for one verdict: every aspect its source's setup names. The run's
+    facts come from the verdict's run; MissingFact when it does not carry one."""
+    run_id = _field(verdict, "run_id")
+    facts = run_facts(run_id)
+    rows = []
+    for aspect in ASPECTS:
+        theirs = SOURCE_SETUPS.get(source, {}).get(aspect)
+        if theirs is None or (aspect == "JVM flags" and not _about_a_jvm(verdict, source)):
+            continue
+        ours = RECORDED[aspect](facts)
+        if not ours:
+            continue  # e.g. JVM flags in a run without a JVM
+        rows.append({"aspect": aspect, "source": theirs, "here": ours,
+                     "could": DIRECTIONS.get((source, aspect), ""), "measured": MEASURED_BY.get((source, aspect), "")})
+    return rows
+
+
+def threats_rows(verdicts: Iterable, claims: Mapping) -> list[dict]:
+    """One entry per source and run: {claims, run, threats}. Claims of one source judged on one run share every
+    fact of both sides, so they share one block of rows (S1-rss, S1-cpu-user and S1-threads on 01's run)."""
+    groups: dict[tuple[str, str], dict] = {}
+    for verdict in verdicts:
+        claim_id, run_id = _field(verdict, "claim_id"), _field(verdict, "run_id")
+        claim = claims.get(claim_id)
+        if claim is None or not run_id:
+            continue
+        key = (claim.source, run_id)
+        if key not in groups:
+            groups[key] = {"claims": [], "run": run_id, "threats": claim_threats(verdict, claim.source)}
+        if claim_id not in groups[key]["claims"]:
+            groups[key]["claims"].append(claim_id)
+    return list(groups.values())
+
+
+THREATS_STYLE = ("<style>table.loadlab-threats{border-collapse:collapse;font-size:88%}table.loadlab-threats td,"
+                 "table.loadlab-threats th{border:1px solid #ccc;padding:.2em .4em;text-align:left;"
+                 "vertical-align:top}</style>")
+
+
+def threats_html(rows: list[dict]) -> str:
+    """The rows as one HTML table: a block's first row names its claims and their run; one row per aspect."""
+    header = ("<tr><th>claims</th><th>aspect</th><th>the source</th><th>here (as the run recorded it)</th>"
+              "<th>what the difference could do</th><th>measured here?</th></tr>")
+    body = []
+    for row in rows:
+        for index, threat in enumerate(row["threats"]):
+            claim = (f'<td rowspan="{len(row["threats"])}"><b>{html.escape(", ".join(row["claims"]))}</b><br>'
+                     f'<small>{html.escape(row["run"])}</small></td>') if index == 0 else ""
+            measured = threat["measured"] or "not measured"
+            body.append(f"<tr>{claim}<td>{html.escape(threat['aspect'])}</td><td>{html.escape(threat['source'])}</td>"
+                        f"<td>{html.escape(threat['here'])}</td><td>{html.escape(threat['could'])}</td>"
+                        f"<td>{html.escape(measured)}</td></tr>")
+    return THREATS_STYLE + '<table class="loadlab-threats">' + header + "".join(body) + "</table>"

@@ -1,0 +1,55 @@
+"""Threats to validity (pages.threats) on every committed verdict: both sides of every aspect, read from the
+source's declared setup and from what the verdict's run recorded."""
+
+import pytest
+
+from loadlab import claims, pages, paths
+from loadlab.judgements.verdicts import load_verdicts
+from loadlab.pages import threats
+from loadlab.pages.provenance import RunFacts
+
+_, CLAIMS = claims.load_claims()
+SOURCES, _ = claims.load_claims()
+VERDICTS = load_verdicts(paths.REPORTS_DIR / "verdicts")
+
+
+def test_every_source_setup_is_split_into_known_aspects_and_every_direction_names_one():
+    assert set(threats.SOURCE_SETUPS) == set(SOURCES)
+    for source, setup in threats.SOURCE_SETUPS.items():
+        assert set(setup) <= set(threats.ASPECTS), source
+    for source, aspect in [*threats.DIRECTIONS, *threats.MEASURED_BY]:
+        assert aspect in threats.SOURCE_SETUPS[source], (source, aspect)
+
+
+def test_every_committed_verdict_has_its_threats_read_from_its_own_run():
+    rows = threats.threats_rows(VERDICTS, CLAIMS)
+    judged_on_a_run = {v.claim_id for v in VERDICTS if v.run_id}
+    assert {claim for row in rows for claim in row["claims"]} == judged_on_a_run
+    for row in rows:
+        assert row["threats"] and all(t["here"] and t["source"] for t in row["threats"]), row["claims"]
+    # What the committed S1 run recorded is what the table says: keep-alive /json, the JVM's default GC.
+    s1 = next(row for row in rows if "S1-rss" in row["claims"])
+    here = {t["aspect"]: t["here"] for t in s1["threats"]}
+    assert "GET /json" in here["load"] and "keep-alive" in here["load"]
+    assert here["JVM flags"] == "the server's default (-XX:+UseG1GC)"
+    # A Go microbenchmark has no JVM row; S5's has one, saying the run did not record its flags.
+    spawn = next(row for row in rows if "S1-spawn" in row["claims"])
+    assert "JVM flags" not in {t["aspect"] for t in spawn["threats"]}
+    latch = next(row for row in rows if "S5-time" in row["claims"])
+    assert {t["aspect"]: t["here"] for t in latch["threats"]}["JVM flags"].startswith("not recorded")
+
+
+def test_a_run_that_does_not_record_a_fact_the_table_names_is_an_error_not_an_empty_cell():
+    facts = RunFacts("r-1", "e", None, None, None, None, {}, {}, parameters={"servers": []}, trial_runs=True)
+    with pytest.raises(threats.MissingFact, match="profilers"):
+        threats.RECORDED["profilers attached"](facts)
+    with pytest.raises(threats.MissingFact, match="durations.duration_s"):
+        threats.RECORDED["window"](facts)
+
+
+def test_the_table_names_each_block_once_and_escapes_what_it_shows():
+    table = pages.threats_html([{"claims": ["S1-rss", "S1-<x>"], "run": "r-1", "threats": [
+        {"aspect": "load", "source": "wrk", "here": "a <b>", "could": "", "measured": ""},
+        {"aspect": "window", "source": "30 s", "here": "5 s", "could": "less GC", "measured": "01"}]}])
+    assert table.count('rowspan="2"') == 1 and "S1-&lt;x&gt;" in table and "a &lt;b&gt;" in table
+    assert "not measured" in table
