@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from loadlab import paths, rundir
+from loadlab.config import PROGRESS_LOG_ENV
 from loadlab.errors import ParameterError
 from loadlab.hostfacts import SITTING_ENV
 from loadlab.judgements import replication
@@ -98,6 +99,39 @@ def unix_socket_kernels():
         yield UnixSocketKernelManager
 
 
+@contextlib.contextmanager
+def _progress_to(log):
+    """A progress file for the kernel's runner (config.PROGRESS_LOG_ENV), echoed line by line to `log` while the
+    block runs: per-trial progress belongs in the terminal, not in the executed notebook and its page."""
+    import threading
+
+    with tempfile.TemporaryDirectory(prefix="loadlab-progress-") as directory:
+        path = Path(directory) / "progress.log"
+        path.touch()
+        stop = threading.Event()
+
+        def follow() -> None:
+            with path.open(encoding="utf-8") as lines:
+                pending = ""
+                while True:
+                    stopping = stop.is_set()  # read after this pass, so the last lines are echoed too
+                    pending += lines.read()
+                    *complete, pending = pending.split("\n")
+                    for line in complete:
+                        log(f"    {line}")
+                    if stopping:
+                        return
+                    stop.wait(0.5)
+
+        follower = threading.Thread(target=follow, name="loadlab-progress", daemon=True)
+        follower.start()
+        try:
+            yield str(path)
+        finally:
+            stop.set()
+            follower.join()
+
+
 def execute(notebook: Path, scale: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
@@ -111,8 +145,10 @@ def execute(notebook: Path, scale: str, run_id: str | None = None, output_dir: P
     parameters = {"scale": scale, "run_id": run_id}
     started = time.monotonic()
     log(f"[{notebook.stem}] executing (scale={scale}, run_id={run_id})")
-    # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
-    with _environment(LOADLAB_BATCH="1"), unix_socket_kernels() as kernel_manager_class:
+    # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress), written to a
+    # file that is echoed here, not into the notebook.
+    with _progress_to(log) as progress_log, _environment(LOADLAB_BATCH="1", **{PROGRESS_LOG_ENV: progress_log}), \
+            unix_socket_kernels() as kernel_manager_class:
         papermill.execute_notebook(
             str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
             cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
