@@ -231,14 +231,20 @@ def _claim_table(output_dir: Path) -> str:
 
 def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPORTS_DIR,
                 run_id: str | None = None) -> Path:
-    """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
+    """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run,
+    and the open dataset (reports/data/, written here from the runs the pages recorded)."""
+    from loadlab.pages import dataset
+
     output_dir = Path(output_dir)
+    # The open dataset first: the index, like every page, links into it (reports/data/, pages.dataset).
+    data = dataset.index_facts(dataset.write_dataset(output_dir), output_dir)
     page = _index_template().render(
         provenance=_collection_provenance(output_dir, scale, run_id),
         exported_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         notebooks=[{"stem": p.stem, "name": p.name, "title": _title(p)} for p in executed],
         claim_table=_claim_table(output_dir),
         runs=_run_rows(output_dir),
+        dataset=data,
     )
     path = output_dir / "index.html"
     write_text_atomic(path, page)
