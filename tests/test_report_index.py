@@ -13,12 +13,13 @@ def test_the_index_page_comes_from_its_template_and_escapes_run_names(tmp_path, 
     monkeypatch.setattr(report.rundir, "list_runs", lambda: [
         {"experiment": "<script>x</script>", "run_id": "r-1", "status": "complete", "planned": 4, "ok": 3,
          "failed": 1, "updated_utc": "2026-11-28T00:00:00+00:00", "path": str(tmp_path)}])
-    monkeypatch.setattr(report, "data_links", lambda run_id, page_dir: [("raw", "../data/raw/e/r-1")])
+    monkeypatch.setattr(report, "data_links", lambda run_id, page_dir: [("dataset", "data/index.html#run-r-1")])
+    monkeypatch.setattr(report, "_runs_in_dataset", lambda page_dir: {"r-1"})  # a run a page recorded: linked
     page = report.write_index([notebook], "quick", output_dir=tmp_path).read_text()
     assert report._index_template().filename == str(TEMPLATE)
     template_lines = [line for line in TEMPLATE.read_text().splitlines() if line.startswith(("<h2>", "<title>"))]
     assert template_lines and all(line in page for line in template_lines)
     assert "03 · JSON &lt;api&gt;" in page and "&lt;script&gt;x&lt;/script&gt;" in page and "<script>" not in page
-    assert "<td>3 of 4 ok, 1 failed</td>" in page and '<a href="../data/raw/e/r-1">raw</a>' in page
+    assert "<td>3 of 4 ok, 1 failed</td>" in page and '<a href="data/index.html#run-r-1">dataset</a>' in page
     # No page is written as an f-string in report.py any more.
     assert "<!DOCTYPE" not in inspect.getsource(report)

@@ -188,14 +188,24 @@ def _title(notebook_path: Path) -> str:
     return notebook_path.stem
 
 
+def _runs_in_dataset(page_dir: Path) -> set[str]:
+    """The runs behind the pages (those a page recorded), which the open dataset holds."""
+    from loadlab.pages.provenance import read_records
+
+    return {run for record in read_records(page_dir) for run in record["runs"]}
+
+
 def _run_rows(page_dir: Path) -> list[dict]:
-    """Every run under data/raw with its status and links: the reference runs, benchmarks included."""
+    """Every run under data/raw with its status, and a link to its row in the open dataset for a run behind the
+    pages: the others, benchmarks and earlier runs, are in a clone's data/raw/ only."""
+    in_dataset = _runs_in_dataset(page_dir)
     rows = []
     for run in rundir.list_runs():
         # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
         trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
+        links = data_links(run["run_id"], page_dir) if run["run_id"] in in_dataset else []
         rows.append({"experiment": run["experiment"], "run_id": run["run_id"], "status": run["status"], "trials": trials,
-                     "updated_utc": run["updated_utc"], "links": data_links(run["run_id"], page_dir)})
+                     "updated_utc": run["updated_utc"], "links": links})
     return rows
 
 
@@ -210,12 +220,12 @@ def _index_template():
 
 def _collection_provenance(output_dir: Path, scale: str, run_id: str | None) -> str:
     """The provenance block of every page's runs (pages.provenance), as HTML."""
-    from loadlab.pages.provenance import provenance_html, read_records
+    from loadlab.pages.provenance import COLLECTION, provenance_html, read_records
 
     records = read_records(output_dir)
     runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
     started = min((record["started_utc"] for record in records), default=None)
-    return provenance_html("the collection", scale, run_id, runs, started_utc=started)
+    return provenance_html(COLLECTION, scale, run_id, runs, started_utc=started)
 
 
 def _claim_table(output_dir: Path) -> str:
@@ -249,6 +259,26 @@ def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPOR
     path = output_dir / "index.html"
     write_text_atomic(path, page)
     return path
+
+
+def remove_stale_figures(output_dir: Path = paths.REPORTS_DIR, log=print) -> list[Path]:
+    """Delete the figure files (SVG, PNG) a page's last execution did not save: figures/<notebook>/<name>.* whose
+    name is not in the page's record (provenance/<notebook>.json, `figures`). A record from before pages listed
+    their figures leaves its folder alone. Returns the files removed."""
+    from loadlab.pages.provenance import read_records
+
+    output_dir = Path(output_dir)
+    removed = []
+    for record in read_records(output_dir):
+        if "figures" not in record:
+            continue
+        folder = output_dir / "figures" / record["notebook"]
+        for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if path.suffix in (".svg", ".png") and path.stem not in record["figures"]:
+                path.unlink()
+                removed.append(path)
+                log(f"removed a figure {record['notebook']} no longer shows: {path.relative_to(output_dir)}")
+    return removed
 
 
 def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, log=print) -> list[str]:
@@ -329,6 +359,7 @@ def build_collection(scale: str, run_id: str | None = None, only: list[str] | No
         _execute_and_export(measuring, 1, len(notebooks), scale, run_id, log)
         _compare_with_reference(reference, log)
         _execute_and_export(summaries, len(measuring) + 1, len(notebooks), scale, run_id, log)
+    remove_stale_figures(log=log)
     index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), scale, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.
     for problem in check_exported(browser=False, log=log):
@@ -344,6 +375,7 @@ def export_existing(log=print) -> Path:
     for notebook in executed:
         log(f"exporting {notebook.name}")
         export_html(notebook)
+    remove_stale_figures(log=log)
     parameters = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {})
     scale = parameters.get("scale", parameters.get("profile", "?"))  # "profile": the parameter's name before 2026-11-28
     return write_index(executed, scale, run_id=parameters.get("run_id"))

@@ -310,12 +310,16 @@ class Page:
     sources: dict  # source id -> claims.Source
     claims: dict  # claim id -> claims.Claim
     provenance: object  # pages.ProvenanceBlock
+    # The figures this execution saved, by name: the page's record lists them, and the export removes any other
+    # file in the page's figure folder (a figure the page no longer shows).
+    saved_figures: list[str] = field(default_factory=list)
 
     def figure(self, figure, name: str):
         """Save `figure` as <figures>/<name>.svg and .png (plots.save_figure lints it first); the figure, to show."""
         from loadlab import plots
 
         plots.save_figure(figure, name, self.figures)
+        self.saved_figures.append(name)
         return figure
 
     def introduce(self, study: Study, versions: bool = True) -> None:
@@ -370,7 +374,7 @@ class Page:
 
         from loadlab import pages
 
-        self.provenance.show(runs, sources)
+        self.provenance.show(runs, sources, figures=self.saved_figures)
         if verdicts is not None:
             display(HTML(pages.claim_table_html(pages.claim_rows(verdicts, self.claims))))
 
