@@ -285,7 +285,7 @@ def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, l
     """The checks the test suite runs on exported pages, on these pages; returns the problems found.
 
     Every page's visible text is scanned for reprs and runaway precision
-    (pages.html_checks). With `browser` and Chromium installed, index.html and
+    (pages.html_checks), and every link on every page is followed (pages.links). With `browser` and Chromium installed, index.html and
     every no-code report are opened in headless Chromium (pages.browser): no
     console error, every figure loaded, flame graphs zoom on click; a
     screenshot of each page is kept in <output_dir>/screenshots/.
@@ -293,8 +293,12 @@ def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, l
     from loadlab.pages import browser as chromium
     from loadlab.pages import html_checks
 
+    from loadlab.pages import links
+
     output_dir = Path(output_dir)
     problems = [str(finding) for page in sorted(output_dir.glob("*.html")) for finding in html_checks.check_page(page)]
+    # Every page is hosted with reports/ alone: a link out of it, to a missing file or anchor, is a problem.
+    problems += [f"broken link: {problem}" for problem in links.broken_links(output_dir)]
     if browser:
         if chromium.find_chromium() is None:
             log("browser check skipped: chromium is not installed (Debian: apt-get install chromium)")
@@ -359,7 +363,7 @@ def build_collection(scale: str, run_id: str | None = None, only: list[str] | No
         _execute_and_export(measuring, 1, len(notebooks), scale, run_id, log)
         _compare_with_reference(reference, log)
         _execute_and_export(summaries, len(measuring) + 1, len(notebooks), scale, run_id, log)
-    remove_stale_figures(log=log)
+    remove_stale_figures(paths.REPORTS_DIR, log=log)
     index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), scale, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.
     for problem in check_exported(browser=False, log=log):
@@ -375,7 +379,7 @@ def export_existing(log=print) -> Path:
     for notebook in executed:
         log(f"exporting {notebook.name}")
         export_html(notebook)
-    remove_stale_figures(log=log)
+    remove_stale_figures(paths.REPORTS_DIR, log=log)
     parameters = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {})
     scale = parameters.get("scale", parameters.get("profile", "?"))  # "profile": the parameter's name before 2026-11-28
     return write_index(executed, scale, run_id=parameters.get("run_id"))
