@@ -197,10 +197,10 @@ def _resource(name: str, frame: pd.DataFrame) -> dict:
 
 def package_descriptor(built: dict[str, pd.DataFrame], exported_utc: str) -> dict:
     """The Data Package (https://specs.frictionlessdata.io/data-package/) describing every table written."""
-    return {"name": PACKAGE_NAME, "title": "loadlab: what does a concurrency runtime cost under load?",
+    return {"name": PACKAGE_NAME, "title": "loadlab open dataset: what does a concurrency runtime cost under load?",
             "description": "Every trial, verdict, noise margin, run and microbenchmark record behind the loadlab "
-                           "report pages, as tidy tables. Units: each field's `unit` (loadlab.units symbols; 1 is a "
-                           "count or a fraction). Each table's parquet copy sits beside its CSV.",
+                           "report pages, as tidy tables. Units: each field's unit property (loadlab.units symbols; 1 "
+                           "is a count or a fraction). Each table's parquet copy sits beside its CSV.",
             "profile": "tabular-data-package", "created": exported_utc,
             "licenses": [{"name": "MIT", "title": "MIT License"}],
             "resources": [_resource(name, frame) for name, frame in built.items()]}
@@ -234,7 +234,7 @@ def landing_page(descriptor: dict, runs: pd.DataFrame, rows: dict[str, int]) -> 
              "<style>body{font-family:sans-serif;max-width:90em;margin:2em auto;padding:0 1.5em;line-height:1.4}"
              "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;padding:.2em .5em;"
              "text-align:left;vertical-align:top}:target{background:#fff3c4}</style></head><body>",
-             f"<h1>{e(descriptor['title'])}: the open dataset</h1>",
+             f"<h1>{e(descriptor['title'])}</h1>",
              f"<p>{e(descriptor['description'])} Built {e(descriptor['created'])} from the runs' processed tables "
              f"and raw results. <a href=\"{PACKAGE_FILE}\">datapackage.json</a> (Frictionless Data Package) "
              'describes every table and column; <a href="../index.html">back to the reports</a>.</p>',
@@ -266,8 +266,8 @@ def _runs_section(runs: pd.DataFrame) -> list[str]:
              "<table><tr><th>run</th><th>pages</th><th>table</th><th>measured (UTC)</th><th>machine</th>"
              "<th>commit</th><th>trials</th><th>raw files (repository)</th></tr>"]
     for run in runs.to_dict("records"):
-        trials = "" if run.get("kind") != "trials" else f"{run['trials_ok']} ok, {run['trials_failed']} failed of " \
-                                                        f"{run['trials_planned']}"
+        trials = "" if run.get("kind") != "trials" else \
+            f"{run['trials_ok']} of {run['trials_planned']} ok, {run['trials_failed']} failed"
         parts.append(f'<tr id="{e(run_anchor(run["run_id"]))}"><td>{e(run["run_id"])}</td>'
                      f"<td>{e(str(run['notebooks']).replace(';', ', '))}</td>"
                      f'<td><a href="#table-{e(run["table"])}">{e(run["table"])}</a></td>'

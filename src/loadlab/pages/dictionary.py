@@ -47,6 +47,23 @@ TABLES = {
     "runs": "One row per run behind the pages: when it ran, on which machine, from which commit, its trials and "
             "failures (each run's manifest.json).",
 }
+# What each microbenchmark measures, for its table's description (loadlab.microbench_plans says how it is sized).
+MICROBENCH_PURPOSE = {
+    "01-microbench-spawn": "Go's spawn and join of 10,000 and 100,000 goroutines, a fresh container each (S1-spawn, "
+                           "S4-stack).",
+    "01-microbench-spawn-exit": "S1-spawn as the source ran it: a go test benchmark of 100,000 goroutines.",
+    "01-microbench-switches": "The context switches of 10,000 platform or virtual threads sleeping 1 ms, JDK 21 "
+                              "(S1-vthread-switches).",
+    "02-microbench-parked-select": "runtime.gopark's calls with 32 and 127 goroutines parked in select{}, counted with "
+                                   "uprobes, one row per second (S2-gopark).",
+    "02-s2-inprocess": "S2 in one process, no HTTP: 2,000 req/s of 10 ms CPU and 5 ms sleep, to a goroutine per "
+                       "request or to 12 workers; one row per line the program printed (S2's claims).",
+    "05-microbench-parked": "10,000 parked platform or virtual threads: what each holds (S5-stack).",
+    "05-microbench-sqrt-latch": "S5's 10,000 threads, a square root each and a latch, on JDK 21 and 25, warm "
+                                "iterations in several JVMs (S5-time, S5-memory).",
+    "05-microbench-sqrt-latch-fresh": "The same program once per fresh JVM (JDK 21), no warm-up: what a first run "
+                                      "costs.",
+}
 MICROBENCH_TABLE = ("One row per record the microbenchmark printed (a repetition, an iteration or a second of it), "
                     "as the program wrote it plus loadlab's per-task columns, for every run of {name} behind the pages "
                     "(data/raw/{name}-<scale>/<run>/results.parquet in the repository).")
@@ -296,7 +313,9 @@ def microbench_table(name: str) -> bool:
 
 
 def table_description(name: str) -> str:
-    return TABLES.get(name) or MICROBENCH_TABLE.format(name=name)
+    if name in TABLES:
+        return TABLES[name]
+    return " ".join(part for part in (MICROBENCH_PURPOSE.get(name), MICROBENCH_TABLE.format(name=name)) if part)
 
 
 def describe(table: str, column: str) -> Column | None:
