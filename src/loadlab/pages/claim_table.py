@@ -149,8 +149,8 @@ def claim_table_html(rows: pd.DataFrame) -> str:
         claim = html.escape(row.claim) + (f"<br><small>{html.escape(row.comparison)}</small>" if row.comparison else "")
         verdict = f"<b>{html.escape(row.verdict)}</b>" + (f"<br><small>{html.escape(row.why)}</small>" if row.why else "")
         commands = "<br>".join(f"<code>{html.escape(command)}</code>" for command in row.reproduce)
-        links = " ".join(f'<a href="{html.escape(href)}" title="{html.escape(run_id)}">{html.escape(name)}</a>'
-                         for name, href, run_id in row.data)  # fmt: skip
+        links = " · ".join(f'<a href="{html.escape(href)}" title="{html.escape(run_id)}">{html.escape(name)}</a>'
+                                        for name, href, run_id in row.data)  # fmt: skip
         run = row.data[0][2] if row.data else ""
         data = links + (f"<br><small>{html.escape(run)}</small>" if run else "")
         body.append(f"<tr><td>{claim}</td><td>{verdict}</td><td>{html.escape(row.claimed)}</td>"
