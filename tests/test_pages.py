@@ -58,8 +58,9 @@ def test_every_verdict_row_has_claimed_and_measured_values_a_command_and_its_dat
     for verdict, row in zip(verdicts, rows.itertuples()):
         assert row.reproduce[0] == f"loadlab notebooks --scale quick --only {verdict.notebook[:2]}"
         assert row.data, f"{row.claim}: no link to its run's data"
-        for _, href, _ in row.data:
-            assert (paths.REPORTS_DIR / href).resolve().is_dir(), href
+        links = dict((name, href) for name, href, _ in row.data)
+        assert links["dataset"] == f"data/index.html#run-{verdict.run_id}"
+        assert (paths.REPORTS_DIR / links["verdicts"]).is_file(), links["verdicts"]
     throughput = rows[(rows["claim"] == "S4-throughput")].iloc[0]
     assert throughput.claimed == "go 24,850 req/s \N{MIDDLE DOT} swoole 22,160 req/s"
     assert throughput.measured.startswith("throughput: go ") and "req/s" in throughput.measured
@@ -72,7 +73,8 @@ def test_the_claim_table_html_escapes_and_links():
     table = claim_table.claim_table_html(claim_table.claim_rows(verdicts, CLAIMS))
     assert table.count("<tr") == len(verdicts) + 1
     assert table.count('<tr id="claim-') == len({v.claim_id for v in verdicts})  # one anchor a claim
-    assert '<a href="../data/raw/' in table and "<code>loadlab notebooks" in table
+    assert '<a href="data/index.html#run-' in table and "<code>loadlab notebooks" in table
+    assert '"../' not in table  # every link stays inside reports/
     assert "{'" not in table
 
 
@@ -178,11 +180,11 @@ def test_the_browser_check_finds_console_errors_broken_images_and_a_dead_flame_g
     assert all(check.screenshot.stat().st_size > 1000 for check in checks)
 
 
-def test_relative_links_point_from_the_reports_folder():
+def test_relative_links_point_from_the_reports_folder_into_it():
+    # Not to data/raw or data/processed: reports/ is hosted alone (tests/test_links.py follows every link).
     run = reference_run("03-json-api-quick")
     links = dict(claim_table.data_links(run.name, paths.REPORTS_DIR))
-    assert links["raw"] == os.path.relpath(run, paths.REPORTS_DIR)
-    assert links["processed"].startswith(os.path.relpath(paths.PROCESSED_DIR, paths.REPORTS_DIR))
+    assert links == {"dataset": f"data/index.html#run-{run.name}"}
 
 
 def test_an_open_loop_on_the_slowest_capacity_says_every_server_got_the_same_rate():

@@ -21,7 +21,8 @@ def test_the_index_page_comes_from_its_template_and_escapes_run_names(tmp_path, 
     monkeypatch.setattr(report.rundir, "list_runs", lambda: [
         {"experiment": "<script>x</script>", "run_id": "r-1", "status": "complete", "planned": 4, "ok": 3,
          "failed": 1, "updated_utc": "2026-11-28T00:00:00+00:00", "path": str(run)}])
-    monkeypatch.setattr(report, "data_links", lambda run_id, page_dir: [("raw", "../data/raw/e/r-1")])
+    monkeypatch.setattr(report, "data_links", lambda run_id, page_dir: [("dataset", "data/index.html#run-r-1")])
+    monkeypatch.setattr(report, "_runs_in_dataset", lambda page_dir: {"r-1"})  # a run a page recorded: linked
     page = report.write_index([notebook], "quick", output_dir=tmp_path).read_text()
     assert report._index_template().filename == str(TEMPLATE)
     template_lines = [line for line in TEMPLATE.read_text().splitlines() if line.startswith(("<h2>", "<title>"))]
@@ -30,6 +31,6 @@ def test_the_index_page_comes_from_its_template_and_escapes_run_names(tmp_path, 
     # The run log: when, on which machine, at which commit (dirty said) and scale.
     assert ("<td>2026-11-27T23:50:00+00:00 to 2026-11-28T00:00:00+00:00</td><td>AMD EPYC, 2 CPUs, kernel 6.18.44</td>"
             "<td>9911b33 (uncommitted changes)</td><td></td>") in page
-    assert "<td>3 of 4 ok, 1 failed</td>" in page and '<a href="../data/raw/e/r-1">raw</a>' in page
+    assert "<td>3 of 4 ok, 1 failed</td>" in page and '<a href="data/index.html#run-r-1">dataset</a>' in page
     # No page is written as an f-string in report.py any more.
     assert "<!DOCTYPE" not in inspect.getsource(report)

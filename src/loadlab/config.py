@@ -24,6 +24,9 @@ from loadlab.servers import get_server
 # A run's scale: its size (smoke, quick, full; `loadlab.plans` says what each measures). Here, below both plans
 # (which sizes experiments by it) and rundir (which reads it back from a run's id), so that neither reaches up.
 SCALE_NAMES = ("smoke", "quick", "full")
+# A file the runner's per-trial progress lines go to in batch runs (`loadlab notebooks` sets it, and echoes the
+# file to the terminal), so that they stay out of the executed notebook and its exported page.
+PROGRESS_LOG_ENV = "LOADLAB_PROGRESS_LOG"
 # A loadgen core at or above this utilization measured itself, not the server.
 LOADGEN_SATURATION_UTILIZATION = 0.95
 LOAD_MODES = ("closed", "open")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from loadlab import paths, rundir
+from loadlab.config import PROGRESS_LOG_ENV
 from loadlab.errors import ParameterError
 from loadlab.hostfacts import SITTING_ENV
 from loadlab.judgements import replication
@@ -98,6 +99,39 @@ def unix_socket_kernels():
         yield UnixSocketKernelManager
 
 
+@contextlib.contextmanager
+def _progress_to(log):
+    """A progress file for the kernel's runner (config.PROGRESS_LOG_ENV), echoed line by line to `log` while the
+    block runs: per-trial progress belongs in the terminal, not in the executed notebook and its page."""
+    import threading
+
+    with tempfile.TemporaryDirectory(prefix="loadlab-progress-") as directory:
+        path = Path(directory) / "progress.log"
+        path.touch()
+        stop = threading.Event()
+
+        def follow() -> None:
+            with path.open(encoding="utf-8") as lines:
+                pending = ""
+                while True:
+                    stopping = stop.is_set()  # read after this pass, so the last lines are echoed too
+                    pending += lines.read()
+                    *complete, pending = pending.split("\n")
+                    for line in complete:
+                        log(f"    {line}")
+                    if stopping:
+                        return
+                    stop.wait(0.5)
+
+        follower = threading.Thread(target=follow, name="loadlab-progress", daemon=True)
+        follower.start()
+        try:
+            yield str(path)
+        finally:
+            stop.set()
+            follower.join()
+
+
 def execute(notebook: Path, scale: str, run_id: str | None = None, output_dir: Path = EXECUTED_DIR,
             log=print) -> Path:
     """Run one notebook through papermill with its parameters; returns the executed copy."""
@@ -111,8 +145,10 @@ def execute(notebook: Path, scale: str, run_id: str | None = None, output_dir: P
     parameters = {"scale": scale, "run_id": run_id}
     started = time.monotonic()
     log(f"[{notebook.stem}] executing (scale={scale}, run_id={run_id})")
-    # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress).
-    with _environment(LOADLAB_BATCH="1"), unix_socket_kernels() as kernel_manager_class:
+    # The kernel inherits the environment: progress as one line per trial (see runner.LineProgress), written to a
+    # file that is echoed here, not into the notebook.
+    with _progress_to(log) as progress_log, _environment(LOADLAB_BATCH="1", **{PROGRESS_LOG_ENV: progress_log}), \
+            unix_socket_kernels() as kernel_manager_class:
         papermill.execute_notebook(
             str(notebook), str(output), parameters=parameters, kernel_name=KERNEL_NAME,
             cwd=str(paths.NOTEBOOKS_DIR), progress_bar=False, log_output=True,
@@ -167,20 +203,29 @@ def _commit_text(provenance: dict) -> str:
     return commit[:7] + (" (uncommitted changes)" if provenance.get("git_dirty") else "")
 
 
+def _runs_in_dataset(page_dir: Path) -> set[str]:
+    """The runs behind the pages (those a page recorded), which the open dataset holds."""
+    from loadlab.pages.provenance import read_records
+
+    return {run for record in read_records(page_dir) for run in record["runs"]}
+
+
 def _run_rows(page_dir: Path) -> list[dict]:
     """The run log: every run under data/raw with when it ran, the machine, the commit and scale it was measured
-    at, its trials and failures, and links to its data; benchmarks included."""
+    at, its trials and failures; a run behind the pages links to its row in the open dataset (the others,
+    benchmarks and earlier runs, are in a clone's data/raw/ only)."""
+    in_dataset = _runs_in_dataset(page_dir)
     rows = []
     for run in rundir.list_runs():
         manifest = rundir.RunDirectory(Path(run["path"])).read_manifest()
         provenance = manifest.provenance or {}
         # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
         trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
+        links = data_links(run["run_id"], page_dir) if run["run_id"] in in_dataset else []
         rows.append({"experiment": run["experiment"], "run_id": run["run_id"], "status": run["status"], "trials": trials,
                      "measured": " to ".join(dict.fromkeys(t for t in (manifest.created_utc, run["updated_utc"]) if t)),
                      "machine": _machine_text(provenance), "commit": _commit_text(provenance),
-                     "scale": rundir.run_scale(run["run_id"]) or "",
-                     "links": data_links(run["run_id"], page_dir)})
+                     "scale": rundir.run_scale(run["run_id"]) or "", "links": links})
     return rows
 
 
@@ -195,12 +240,12 @@ def _index_template():
 
 def _collection_provenance(output_dir: Path, scale: str, run_id: str | None) -> str:
     """The provenance block of every page's runs (pages.provenance), as HTML."""
-    from loadlab.pages.provenance import provenance_html, read_records
+    from loadlab.pages.provenance import COLLECTION, provenance_html, read_records
 
     records = read_records(output_dir)
     runs = list(dict.fromkeys(run for record in records for run in record["runs"]))
     started = min((record["started_utc"] for record in records), default=None)
-    return provenance_html("the collection", scale, run_id, runs, started_utc=started, runs_folded=True)
+    return provenance_html(COLLECTION, scale, run_id, runs, started_utc=started, runs_folded=True)
 
 
 def _claim_table(output_dir: Path) -> str:
@@ -226,8 +271,13 @@ def _verdict_matrix(output_dir: Path) -> str:
 
 def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPORTS_DIR,
                 run_id: str | None = None) -> Path:
-    """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run."""
+    """index.html: provenance of every page's runs, the notebooks, every claim beside its measurement, every run,
+    and the open dataset (reports/data/, written here from the runs the pages recorded)."""
+    from loadlab.pages import dataset
+
     output_dir = Path(output_dir)
+    # The open dataset first: the index, like every page, links into it (reports/data/, pages.dataset).
+    data = dataset.index_facts(dataset.write_dataset(output_dir), output_dir)
     page = _index_template().render(
         provenance=_collection_provenance(output_dir, scale, run_id),
         exported_utc=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -235,17 +285,38 @@ def write_index(executed: list[Path], scale: str, output_dir: Path = paths.REPOR
         claim_table=_claim_table(output_dir),
         verdict_matrix=_verdict_matrix(output_dir),
         runs=_run_rows(output_dir),
+        dataset=data,
     )
     path = output_dir / "index.html"
     write_text_atomic(path, page)
     return path
 
 
+def remove_stale_figures(output_dir: Path = paths.REPORTS_DIR, log=print) -> list[Path]:
+    """Delete the figure files (SVG, PNG) a page's last execution did not save: figures/<notebook>/<name>.* whose
+    name is not in the page's record (provenance/<notebook>.json, `figures`). A record from before pages listed
+    their figures leaves its folder alone. Returns the files removed."""
+    from loadlab.pages.provenance import read_records
+
+    output_dir = Path(output_dir)
+    removed = []
+    for record in read_records(output_dir):
+        if "figures" not in record:
+            continue
+        folder = output_dir / "figures" / record["notebook"]
+        for path in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if path.suffix in (".svg", ".png") and path.stem not in record["figures"]:
+                path.unlink()
+                removed.append(path)
+                log(f"removed a figure {record['notebook']} no longer shows: {path.relative_to(output_dir)}")
+    return removed
+
+
 def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, log=print) -> list[str]:
     """The checks the test suite runs on exported pages, on these pages; returns the problems found.
 
     Every page's visible text is scanned for reprs and runaway precision
-    (pages.html_checks). With `browser` and Chromium installed, index.html and
+    (pages.html_checks), and every link on every page is followed (pages.links). With `browser` and Chromium installed, index.html and
     every no-code report are opened in headless Chromium (pages.browser): no
     console error, every figure loaded, flame graphs zoom on click; a
     screenshot of each page is kept in <output_dir>/screenshots/.
@@ -253,8 +324,12 @@ def check_exported(output_dir: Path = paths.REPORTS_DIR, browser: bool = True, l
     from loadlab.pages import browser as chromium
     from loadlab.pages import html_checks
 
+    from loadlab.pages import links
+
     output_dir = Path(output_dir)
     problems = [str(finding) for page in sorted(output_dir.glob("*.html")) for finding in html_checks.check_page(page)]
+    # Every page is hosted with reports/ alone: a link out of it, to a missing file or anchor, is a problem.
+    problems += [f"broken link: {problem}" for problem in links.broken_links(output_dir)]
     if browser:
         if chromium.find_chromium() is None:
             log("browser check skipped: chromium is not installed (Debian: apt-get install chromium)")
@@ -319,6 +394,7 @@ def build_collection(scale: str, run_id: str | None = None, only: list[str] | No
         _execute_and_export(measuring, 1, len(notebooks), scale, run_id, log)
         _compare_with_reference(reference, log)
         _execute_and_export(summaries, len(measuring) + 1, len(notebooks), scale, run_id, log)
+    remove_stale_figures(paths.REPORTS_DIR, log=log)
     index = write_index(sorted(EXECUTED_DIR.glob("[0-9][0-9]-*.ipynb")), scale, run_id=run_id)
     # The text checks are quick; the browser check is `loadlab check-pages`.
     for problem in check_exported(browser=False, log=log):
@@ -334,6 +410,7 @@ def export_existing(log=print) -> Path:
     for notebook in executed:
         log(f"exporting {notebook.name}")
         export_html(notebook)
+    remove_stale_figures(paths.REPORTS_DIR, log=log)
     parameters = json.loads(executed[0].read_text()).get("metadata", {}).get("papermill", {}).get("parameters", {})
     scale = parameters.get("scale", parameters.get("profile", "?"))  # "profile": the parameter's name before 2026-11-28
     return write_index(executed, scale, run_id=parameters.get("run_id"))

@@ -310,6 +310,9 @@ class Page:
     sources: dict  # source id -> claims.Source
     claims: dict  # claim id -> claims.Claim
     provenance: object  # pages.ProvenanceBlock
+    # The figures this execution saved, by name: the page's record lists them, and the export removes any other
+    # file in the page's figure folder (a figure the page no longer shows).
+    saved_figures: list[str] = field(default_factory=list)
 
     def figure(self, figure, name: str, finding: str | None = None):
         """Save `figure` as <figures>/<name>.svg and .png (plots.save_figure lints it first); returns it to show,
@@ -319,6 +322,7 @@ class Page:
         from loadlab import plots
 
         saved = plots.save_figure(figure, name, self.figures)
+        self.saved_figures.append(name)
         alt = " ".join(part.strip() for part in (finding, plots.describe_figure(figure)) if part and part.strip())
         if not alt:
             raise ValueError(f"figure {name!r} has no title, no labelled axis and no finding: nothing to say in its "
@@ -378,7 +382,7 @@ class Page:
 
         from loadlab import pages
 
-        self.provenance.show(runs, sources)
+        self.provenance.show(runs, sources, figures=self.saved_figures)
         if verdicts is not None:
             display(HTML(pages.claim_table_html(pages.claim_rows(verdicts, self.claims))))
             threats = pages.threats_rows(verdicts, self.claims)

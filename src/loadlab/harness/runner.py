@@ -258,15 +258,22 @@ class LineProgress:
     """One plain line per trial (done, failed, time left), for batch runs.
 
     A redrawn bar turns into noise in an executed notebook's HTML and in
-    papermill's log; a line per trial reads well in both. Same interface as
-    the parts of tqdm the runner uses.
+    papermill's log; a line per trial reads well in a terminal. Where
+    $LOADLAB_PROGRESS_LOG names a file (`loadlab notebooks` sets it and echoes
+    the file to the terminal), the lines go there and not to stdout: printed
+    in a notebook's kernel, they would be the cell's output and end up in the
+    exported page. Same interface as the parts of tqdm the runner uses.
     """
 
     def __init__(self, total: int, initial: int):
+        import os
         import time
+
+        from loadlab.config import PROGRESS_LOG_ENV
 
         self.total, self.done, self.started, self.description, self.failed = total, initial, time.monotonic(), "", 0
         self.initial = initial
+        self.log_path = os.environ.get(PROGRESS_LOG_ENV) or None
 
     def set_description(self, text: str) -> None:
         self.description = text
@@ -275,7 +282,11 @@ class LineProgress:
         self.failed = failed
 
     def write(self, message: str) -> None:
-        print(message, flush=True)
+        if self.log_path is None:
+            print(message, flush=True)
+            return
+        with open(self.log_path, "a", encoding="utf-8") as log:
+            log.write(message + "\n")
 
     def update(self, count: int) -> None:
         import time
@@ -284,8 +295,8 @@ class LineProgress:
         elapsed = time.monotonic() - self.started
         per_trial = elapsed / max(1, self.done - self.initial)
         left_s = per_trial * (self.total - self.done)
-        print(f"[{self.done}/{self.total}] {self.description} finished; {self.failed} failed so far; "
-              f"about {left_s / 60:.1f} min left", flush=True)
+        self.write(f"[{self.done}/{self.total}] {self.description} finished; {self.failed} failed so far; "
+                   f"about {left_s / 60:.1f} min left")
 
     def close(self) -> None:
         pass

@@ -13,8 +13,10 @@
 - summary: a run's per-condition table as a page prints it (recorded metrics, milliseconds, `median [low, high]`);
 - replication: notebook 99's "does a second run agree?" from reports/replication.json;
 - numbers: how numbers and mappings are printed on a page;
-- html_checks and browser: what the tests (and `loadlab notebooks`) check on
-  the exported pages.
+- html_checks, links and browser: what the tests (and `loadlab notebooks`) check on
+  the exported pages (links: every href and src resolves inside reports/);
+- dataset and dictionary: the open dataset hosted with the pages (reports/data/: tidy tables, datapackage.json,
+  a landing page with one anchor per run) and every column's unit and meaning.
 """
 
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text

@@ -3,7 +3,7 @@
 For every verdict: the claim's own numbers (claims.yaml, in the source's
 units), the measured absolute values (the medians behind the ratio, in this
 collection's units), both ratios, the command that reproduces it, and links
-to its run's raw and processed data. The same rows appear on the
+to its run's rows in the open dataset (reports/data/) and its verdict record. The same rows appear on the
 notebook's page and in the index, as an HTML table (links clickable).
 """
 
@@ -111,19 +111,24 @@ def reproduce_commands(notebook: str, scale: str | None) -> list[str]:
     ]
 
 
-def data_links(run_id: str | None, page_dir: Path) -> list[tuple[str, str]]:
-    """[(name, relative href)] of a run's raw folder and, if it has one, its processed folder."""
+def data_links(run_id: str | None, page_dir: Path, notebook: str | None = None) -> list[tuple[str, str]]:
+    """[(name, relative href)], every one inside reports/ so that it holds when the folder is hosted alone: the
+    run's row in the open dataset (pages.dataset), and the verdict record of `notebook` when it has one."""
     if not run_id:
         return []
-    try:
-        raw = rundir.find_run(run_id, paths.RAW_DIR)
-    except LoadlabError:  # a verdict whose run is not on this machine: nothing to link to
-        return []
-    links = [("raw", os.path.relpath(raw, page_dir))]
-    processed = paths.PROCESSED_DIR / raw.parent.name / raw.name
-    if processed.is_dir():
-        links.append(("processed", os.path.relpath(processed, page_dir)))
+    from .dataset import run_href  # imported where a link is made: the dataset's module builds tables (pandas, runs)
+
+    links = [("dataset", _from_page(paths.REPORTS_DIR / run_href(run_id), page_dir))]
+    record = paths.VERDICTS_DIR / f"{notebook}.json"
+    if notebook and record.exists():
+        links.append(("verdicts", _from_page(record, page_dir)))
     return links
+
+
+def _from_page(target: Path, page_dir: Path) -> str:
+    """`target` (under reports/, "#fragment" kept) as a relative link from a page in `page_dir`."""
+    path, _, fragment = str(target).partition("#")
+    return Path(os.path.relpath(path, page_dir)).as_posix() + (f"#{fragment}" if fragment else "")
 
 
 def claim_rows(verdicts: Iterable, claims: Mapping[str, Claim], page_dir: Path | None = None) -> pd.DataFrame:
@@ -143,7 +148,7 @@ def claim_rows(verdicts: Iterable, claims: Mapping[str, Claim], page_dir: Path |
             "ratio": ratio_text(verdict),
             "why": _field(verdict, "explanation") or "",
             "reproduce": reproduce_commands(_field(verdict, "notebook") or "", run_scale(run_id)),
-            "data": [(name, href, run_id) for name, href in data_links(run_id, page_dir)],
+            "data": [(name, href, run_id) for name, href in data_links(run_id, page_dir, _field(verdict, "notebook"))],
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
@@ -162,8 +167,8 @@ def claim_table_html(rows: pd.DataFrame) -> str:
         claim = html.escape(row.claim) + (f"<br><small>{html.escape(row.comparison)}</small>" if row.comparison else "")
         verdict = f"<b>{html.escape(row.verdict)}</b>" + (f"<br><small>{html.escape(row.why)}</small>" if row.why else "")
         commands = "<br>".join(f"<code>{html.escape(command)}</code>" for command in row.reproduce)
-        links = " ".join(f'<a href="{html.escape(href)}" title="{html.escape(run_id)}">{html.escape(name)}</a>'
-                         for name, href, run_id in row.data)  # fmt: skip
+        links = " · ".join(f'<a href="{html.escape(href)}" title="{html.escape(run_id)}">{html.escape(name)}</a>'
+                                        for name, href, run_id in row.data)  # fmt: skip
         run = row.data[0][2] if row.data else ""
         data = links + (f"<br><small>{html.escape(run)}</small>" if run else "")
         # A claim judged on two pairs (S1-p99: java / go, rust / go) has two rows; the link goes to its first.

@@ -33,7 +33,11 @@ ASPECTS = (
     ("window and repetitions", re.compile(r"\d+\s*s\b|-d\d+s|\bruns?\b|median|averag|seconds", re.I)),
 )  # fmt: skip
 OTHER_ASPECT = "other"
+COLLECTION = "the collection"  # the index's block: every page's runs, no page of its own
 RECORD_DIR = "provenance"  # under reports/: which runs each page used, for the index
+# The open dataset's page under reports/ (pages.dataset writes it, with an anchor "run-<id>" per run; pages.dataset
+# reads this module's records, so the name is repeated here, and tests/test_links.py keeps the two equal).
+DATASET_PAGE = "data/index.html"
 PLACEHOLDER_TEXT = ("Provenance: this block is filled in by the notebook's last cell, which has not run "
                     "(yet, or the notebook stopped before it).")  # fmt: skip
 STYLE = (
@@ -345,12 +349,31 @@ def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, run
             table = (f"<details><summary>The {len(rows)} runs behind these pages: when, at which commit, and how "
                      f"each was measured</summary>{table}</details>")
         parts += [table, hardware]
+    parts.append(data_links_html(notebook, [f.run_id for f in facts]))
     for source, run in (sources or {}).items():
         comparison = setup_comparison(source, run_facts(run))
         parts.append(f"<p><b>{html.escape(source.id)}</b>, {html.escape(source.title)}: its setup beside this one</p>")
         parts.append(_table(["aspect", f"{source.id} (claims.yaml)", "here"], comparison))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def data_links_html(notebook: str, run_ids: Iterable[str]) -> str:
+    """Where the page's data is, as links inside reports/ (they hold when the folder is hosted alone): each run's
+    row in the open dataset, the page's verdicts, its provenance record and its executed notebook when they exist."""
+    reports = Path(paths.REPORTS_DIR)
+    links = [f'<a href="{DATASET_PAGE}">the open dataset</a> (every trial, verdict, noise margin and run behind '
+             "these pages, as CSV and parquet, with a data dictionary)"]
+    if notebook != COLLECTION:  # the index lists every run, each linked to its row, further down
+        runs = [f'<a href="{DATASET_PAGE}#run-{html.escape(run)}">{html.escape(run)}</a>' for run in run_ids]
+        links += ["each run's row in it: " + ", ".join(runs)] if runs else []
+        # The provenance record is written right after this block is shown (ProvenanceBlock.show); the verdicts
+        # and the executed notebook are linked where they exist (a page without claims has no verdicts).
+        links.append(f'<a href="{RECORD_DIR}/{html.escape(notebook)}.json">which runs it used</a>')
+        links += [f'<a href="{html.escape(target)}">{name}</a>' for name, target in (
+            ("its verdicts", f"verdicts/{notebook}.json"), ("the executed notebook", f"notebooks/{notebook}.ipynb"))
+            if (reports / target).exists()]
+    return "<p>Data: " + "; ".join(links) + ".</p>"
 
 
 class ProvenanceBlock:
@@ -368,10 +391,12 @@ class ProvenanceBlock:
         display(HTML(f'<div class="loadlab-provenance"><p>{html.escape(PLACEHOLDER_TEXT)}</p></div>'),
                 display_id=self.display_id)  # fmt: skip
 
-    def show(self, runs: Iterable, sources: Mapping[Source, object] | None = None) -> None:
+    def show(self, runs: Iterable, sources: Mapping[Source, object] | None = None,
+             figures: Iterable[str] | None = None) -> None:
         """Replace the placeholder with the block (in JupyterLab and in the executed notebook's saved output).
 
-        Also records which runs the page used (reports/provenance/<notebook>.json), for the index page.
+        Also records which runs the page used (reports/provenance/<notebook>.json), for the index page and the
+        dataset, and the names of the `figures` it saved, for the export to remove any other (report).
         """
         from IPython.display import HTML, display
 
@@ -382,6 +407,7 @@ class ProvenanceBlock:
             "notebook": self.notebook, "scale": self.scale, "run_id_parameter": self.run_id,
             "started_utc": self.started_utc, "runs": [_run_dir(run).name for run in runs],
             "sources": {source.id: _run_dir(run).name for source, run in (sources or {}).items()},
+            **({"figures": sorted(set(figures))} if figures is not None else {}),
         })  # fmt: skip
 
 
