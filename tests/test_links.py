@@ -107,17 +107,25 @@ def test_the_export_removes_the_figures_a_page_no_longer_saves(tmp_path):
 def test_a_page_records_the_figures_it_saved(tmp_path, monkeypatch):
     from loadlab import plots, study
 
+    from matplotlib.figure import Figure
+
     def save(figure, name, directory):  # what plots.save_figure leaves behind, without drawing
         Path(directory).mkdir(parents=True, exist_ok=True)
         for suffix in (".svg", ".png"):
             (Path(directory) / f"{name}{suffix}").write_text("x")
+        return plots.SavedFigure(Path(directory) / f"{name}.svg", Path(directory) / f"{name}.png")
+
+    def titled(title):
+        figure = Figure()
+        figure.suptitle(title)
+        return figure
 
     monkeypatch.setattr(plots, "save_figure", save)
     monkeypatch.setattr(paths, "REPORTS_DIR", tmp_path)
     page = study.Page("07-test", tmp_path / "figures" / "07-test", {}, {},
                       provenance.ProvenanceBlock("07-test", "smoke", None))
-    page.figure(object(), "throughput")
-    page.figure(object(), "latency")
+    page.figure(titled("Throughput"), "throughput")
+    page.figure(titled("Latency"), "latency")
     (tmp_path / "figures" / "07-test" / "dropped.svg").write_text("x")  # saved by an earlier version of the page
     page.show([])
     assert json.loads((tmp_path / "provenance" / "07-test.json").read_text())["figures"] == ["latency", "throughput"]
