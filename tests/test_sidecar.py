@@ -17,13 +17,13 @@ from loadlab.harness.sampler import ResourceSample
 
 def test_the_sidecars_records_parse_to_the_local_samplers_readings():
     samples, counts = sidecar.parse(open(fixture_path("sidecar", "go-nethttp-v1.txt")).read())
-    assert len(samples) == 5 and counts == [(3, 0), (3, 0)]
+    assert len(samples) == 6 and counts == [(3, 0), (3, 0)]  # five ticks and the last reading on SIGTERM
     first = samples[0]
     # The figures of the capture's first record, by the local sampler's arithmetic: usage less inactive_file, the
     # cpuacct counters in seconds (ticks of 10 ms for user/system), VmRSS in bytes.
-    assert first.memory_in_use_bytes == 1351680 and first.cpu_seconds == pytest.approx(0.032375698)
-    assert first.tasks == 3 and first.cpu_system_seconds == pytest.approx(0.02)
-    assert first.process_rss_bytes == 6418432 and first.process_rss_shmem_bytes == 0
+    assert first.memory_in_use_bytes == 1306624 and first.cpu_seconds == pytest.approx(0.036159484)
+    assert first.tasks == 4 and first.cpu_system_seconds == pytest.approx(0.01)
+    assert first.process_rss_bytes == 6422528 and first.process_rss_shmem_bytes == 0
     assert [s.t_s for s in samples] == sorted(s.t_s for s in samples) and samples[0].t_s == 0
     assert 3.0 < sidecar.sampling_rate_hz(samples) < 4.5  # 0.25 s asked, plus the ticks' own forks
     assert tcp_diag.summarize_counts(counts)["connections_held_median"] == 3
@@ -32,7 +32,7 @@ def test_the_sidecars_records_parse_to_the_local_samplers_readings():
 def test_a_record_cut_off_by_the_containers_end_is_dropped_and_an_empty_output_reads_as_nothing():
     text = open(fixture_path("sidecar", "go-nethttp-v1.txt")).read()
     cut = text[: text.rindex("\nT ") + 1] + "T 99999.0\n"
-    assert len(sidecar.parse(cut)[0]) == 4
+    assert len(sidecar.parse(cut)[0]) == 5
     assert sidecar.parse("") == ([], [])
 
 

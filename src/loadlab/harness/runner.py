@@ -32,7 +32,9 @@ def _client_for(docker_host: str | None):
     if docker_host is None:
         return engine.ensure_engine()
     try:
-        client = docker.DockerClient(base_url=docker_host, timeout=120)
+        # ssh:// through the system's ssh client (its config, keys and agent), which runs `docker system dial-stdio`
+        # on the far host; the SDK's default for ssh is paramiko, which the environment does not pin.
+        client = docker.DockerClient(base_url=docker_host, timeout=120, use_ssh_client=docker_host.startswith("ssh://"))
         client.ping()
         return client
     except Exception as error:

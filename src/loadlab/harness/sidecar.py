@@ -14,7 +14,9 @@ the server's engine instead, from the base image every server is built on:
 
 It runs as nobody with every capability dropped: every file it reads is
 world-readable. Every SAMPLE_INTERVAL_S it prints one record of raw lines
-(the cgroup files' figures, VmRSS/RssShmem of each process); once a second
+(the cgroup files' figures, VmRSS/RssShmem of each process; a last one when
+stopped, so CPU deltas cover the whole window, as the local sampler's final
+reading does); once a second
 the connections in ESTABLISHED on the server's port, and those still in the
 accept queue (socket inode 0), counted as tcp_diag counts them but from
 /proc/net/tcp text: the base image has no program that speaks netlink
@@ -56,7 +58,7 @@ connections() {
     $4 == "01" { split($2, local, ":"); if (local[2] == p) { e++; if ($10 == "0") q++ } }
     END { printf "C %d %d\n", e, q }'
 }
-trap 'tick; connections; exit 0' TERM
+trap 'tick; exit 0' TERM
 n=0
 while :; do
   tick; [ $((n % per_second)) -eq 0 ] && connections; n=$((n + 1))
