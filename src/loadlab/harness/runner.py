@@ -103,6 +103,10 @@ def resume_command(run: RunDirectory) -> str:
 
 def _check_same_experiment(manifest: Manifest, experiment: Experiment) -> None:
     recorded = manifest.parameters
+    try:  # a field added since the run began (placement.server_sampling) reads as its default
+        recorded = Experiment.from_dict(recorded).to_dict()
+    except LoadlabError:
+        pass
     current = experiment.to_dict()
     for key in current:
         if recorded.get(key) != current.get(key):
