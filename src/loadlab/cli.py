@@ -368,6 +368,27 @@ def _add_report_commands(sub) -> None:
     p.set_defaults(func=command_check_pages)
 
 
+def command_testbed(args) -> int:
+    """Two hosts on this machine (harness.testbed): up copies the base and loadgen images into the second engine."""
+    from loadlab.harness import engine, images, testbed
+
+    if args.action == "down":
+        testbed.down()
+        left = testbed.leftovers()
+        print("nothing left behind" if not left else "left behind: " + ", ".join(left))
+        return 0 if not left else 1
+    if args.action == "status":
+        bed = testbed.current()
+        print(json.dumps(dataclasses.asdict(bed)) if bed else "no test bed is up")
+        return 0
+    client = engine.ensure_engine(install=False)
+    tags = [images.BASE_IMAGE, images.ensure_image(client, None)]
+    bed = testbed.up(images=tuple(tags))
+    print(f"placement: server_docker_host: null (engine 1), loadgen_docker_host: {bed.docker_host}, "
+          f"target_host: {bed.server_address}")
+    return 0
+
+
 def _add_clean_command(sub) -> None:
     """clean: leftover containers (and images)."""
     p = sub.add_parser("clean", help="remove every leftover loadlab container (label loadlab.run)")
@@ -376,6 +397,11 @@ def _add_clean_command(sub) -> None:
                    help="also remove every loadlab image, the base image included (what CI does first)")
     p.add_argument("--no-install", action="store_true", help="with --images: never install or start dockerd")
     p.set_defaults(func=command_clean)
+
+    p = sub.add_parser("testbed", help="two hosts on this machine (root): a network namespace over a veth pair with "
+                                       "a second Docker engine for the loadgen; up, down or status")
+    p.add_argument("action", choices=("up", "down", "status"))
+    p.set_defaults(func=command_testbed)
 
 
 def _interrupt_on_sigterm() -> None:

@@ -34,6 +34,10 @@ CONNECTION_MODES = ("keep-alive", "per-request")
 # The open loop's generator: the project's own (loadlab.loadgen.openloop), or vegeta, kept to compare with it
 # and to re-read the runs it measured.
 OPEN_LOOP_GENERATORS = ("openloop", "vegeta")
+# Where the server's memory, CPU, tasks and connections are read (harness.sampler, harness.sidecar): `auto` reads
+# the cgroup files from this process when the server's engine is on this host, else from a sidecar container
+# beside the server; `sidecar` always from the sidecar; `stats-api` from the engine's stats API (about 1 Hz).
+SERVER_SAMPLING = ("auto", "sidecar", "stats-api")
 
 
 PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy", "uprobes", "jfr-locks")
@@ -188,6 +192,7 @@ class TrialConfig:
     target_host: str = "127.0.0.1"
     # CPU sets are checked against this host's CPUs unless an engine elsewhere runs them.
     check_host_cpus: bool = True
+    server_sampling: str = "auto"  # one of SERVER_SAMPLING
 
     def validate(self) -> TrialConfig:
         """Check every field before anything starts; raises ParameterError naming the field."""
@@ -240,6 +245,8 @@ class TrialConfig:
         check_cpusets(self.server_cpus, self.loadgen_cpus, check_host=self.check_host_cpus)
         check_cpu_period(self.cpu_quota, self.cpu_period_ms)
         self.profilers = check_profilers(self.profilers, spec.profilers, self.server)
+        if self.server_sampling not in SERVER_SAMPLING:
+            raise ParameterError("server_sampling", self.server_sampling, SERVER_SAMPLING)
         try:
             ipaddress.ip_address(self.target_host)
         except ValueError:

@@ -130,6 +130,8 @@ class Placement(_KnownFields):
     loadgen_docker_host: str | None = None
     # The address the server binds and the loadgen targets: loopback unless told otherwise.
     target_host: str = "127.0.0.1"
+    # Where the server's resources are read: auto, sidecar or stats-api (config.SERVER_SAMPLING).
+    server_sampling: str = "auto"
 
 
 @dataclass
@@ -290,6 +292,7 @@ class Experiment(_KnownFields):
             cpu_period_ms=placement.cpu_period_ms,
             verify=self.verify, health_timeout_s=self.health_timeout_s, profilers=profilers, target_host=placement.target_host,
             check_host_cpus=placement.server_docker_host is None and placement.loadgen_docker_host is None,
+            server_sampling=placement.server_sampling,
         )
 
     def conditions(self) -> list[dict]:

@@ -127,6 +127,7 @@ def engine_description(client: docker.DockerClient) -> dict:
     version = client.version()
     info = client.info()
     return {
+        "host_name": info.get("Name"),  # the engine's host: which machine, when there are two
         "docker_version": version.get("Version"),
         "docker_api_version": version.get("ApiVersion"),
         "kernel": info.get("KernelVersion"),

@@ -32,7 +32,9 @@ def _client_for(docker_host: str | None):
     if docker_host is None:
         return engine.ensure_engine()
     try:
-        client = docker.DockerClient(base_url=docker_host, timeout=120)
+        # ssh:// through the system's ssh client (its config, keys and agent), which runs `docker system dial-stdio`
+        # on the far host; the SDK's default for ssh is paramiko, which the environment does not pin.
+        client = docker.DockerClient(base_url=docker_host, timeout=120, use_ssh_client=docker_host.startswith("ssh://"))
         client.ping()
         return client
     except Exception as error:
@@ -48,7 +50,22 @@ def _loadgen_version() -> dict:
             "openloop": openloop.group(1) if openloop else None}
 
 
-def new_manifest(experiment: Experiment, run_id: str, server_client, annotations: dict | None = None) -> Manifest:
+def _placement_provenance(experiment: Experiment, loadgen_client) -> dict:
+    """Both sides' engines when the loadgen runs on another one: addresses, engine facts (the host's name,
+    kernel, CPUs), and the address the load crossed to."""
+    placement = experiment.placement
+    if loadgen_client is None:
+        return {}
+    return {"loadgen_engine": engine.engine_description(loadgen_client),
+            "placement": {"server_docker_host": placement.server_docker_host or "default",
+                          "loadgen_docker_host": placement.loadgen_docker_host or "default",
+                          "target_host": placement.target_host, "server_sampling": placement.server_sampling}}
+
+
+def new_manifest(experiment: Experiment, run_id: str, server_client, annotations: dict | None = None,
+                 loadgen_client=None) -> Manifest:
+    """A new run's manifest; `loadgen_client` (when the loadgen runs on another engine) is recorded beside the
+    server's engine."""
     return Manifest(
         run_id=run_id,
         experiment=experiment.name,
@@ -56,7 +73,8 @@ def new_manifest(experiment: Experiment, run_id: str, server_client, annotations
         created_utc=now_utc(),
         updated_utc=now_utc(),
         parameters=experiment.to_dict(),
-        provenance={**provenance.collect(server_client), "loadgen": _loadgen_version()},
+        provenance={**provenance.collect(server_client), "loadgen": _loadgen_version(),
+                    **_placement_provenance(experiment, loadgen_client)},
         conditions=[
             {"condition": c["condition"], "label": c["label"], "level": c["level"], "config": dataclasses.asdict(c["config"])}
             for c in experiment.conditions()
@@ -85,6 +103,10 @@ def resume_command(run: RunDirectory) -> str:
 
 def _check_same_experiment(manifest: Manifest, experiment: Experiment) -> None:
     recorded = manifest.parameters
+    try:  # a field added since the run began (placement.server_sampling) reads as its default
+        recorded = Experiment.from_dict(recorded).to_dict()
+    except LoadlabError:
+        pass
     current = experiment.to_dict()
     for key in current:
         if recorded.get(key) != current.get(key):
@@ -108,6 +130,16 @@ class _Engines:
         if experiment.placement.loadgen_docker_host == experiment.placement.server_docker_host:
             return cls(server_client, server_client)
         return cls(server_client, _client_for(experiment.placement.loadgen_docker_host))
+
+    def silent(self, experiment: Experiment) -> str:
+        """Which engine stopped answering, for the engine-lost line ('' when both are the one engine)."""
+        if self.loadgen is self.server:
+            return ""
+        for side, client, address in (("server", self.server, experiment.placement.server_docker_host),
+                                      ("loadgen", self.loadgen, experiment.placement.loadgen_docker_host)):
+            if not _engine_answers(client):
+                return f" of the {side} ({address or 'the default engine'})"
+        return ""
 
     def each(self) -> list:
         return list({id(self.server): self.server, id(self.loadgen): self.loadgen}.values())
@@ -138,7 +170,8 @@ def _resume_run(experiment: Experiment, run_id: str, raw_dir: Path, engines: _En
 def _new_run(experiment: Experiment, raw_dir: Path, engines: _Engines, annotations: dict | None) -> tuple[RunDirectory, Manifest]:
     """A new run folder with its manifest and the experiment file it can be resumed from."""
     run = RunDirectory.create(experiment.name, new_run_id(experiment.name), raw_dir)
-    manifest = new_manifest(experiment, run.run_id, engines.server, annotations)
+    manifest = new_manifest(experiment, run.run_id, engines.server, annotations,
+                            engines.loadgen if engines.loadgen is not engines.server else None)
     run.write_manifest(manifest)
     # The definition as run, so the run can be resumed (and re-read) from its own folder.
     write_text_atomic(run.path / EXPERIMENT_FILE, yaml.safe_dump(experiment.to_dict(), sort_keys=False))
@@ -235,7 +268,7 @@ def run_experiment(
             raise
         engine_lost = True
         raise EngineLost(
-            f"the Docker engine stopped answering during {position.where()} ({type(error).__name__}); run {run.run_id} "
+            f"the Docker engine{engines.silent(experiment)} stopped answering during {position.where()} ({type(error).__name__}); run {run.run_id} "
             f"is marked interrupted, its finished trials are kept; once an engine answers again, resume it with: "
             f"{resume_command(run)}"
         ) from None
@@ -246,8 +279,10 @@ def run_experiment(
         bar.close()
         manifest.updated_utc = now_utc()
         run.write_manifest(manifest)
-        if not engine_lost:
-            engines.clean(run.run_id)
+        # After an engine loss the engine that still answers is cleaned now; the lost one on resume.
+        for client in engines.each():
+            if not engine_lost or _engine_answers(client):
+                container.clean(client, run.run_id)
     return run
 
 

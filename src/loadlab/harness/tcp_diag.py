@@ -120,18 +120,22 @@ class EstablishedCounter:
         self._thread.join(timeout=5)
 
     def summary(self) -> dict:
-        """Over the window's readings: `connections_established_median` and `_max` (the kernel's count, the accept
-        queue included), `connections_queued_median` (established, not yet accepted by the server),
-        `connections_held_median` (accepted and open: established less queued, a reading at a time), and how many
-        readings there were."""
-        readings = [count for count in self.counts if count is not None]
-        if not readings:
-            return {"connections_established_median": None, "connections_established_max": None,
-                    "connections_queued_median": None, "connections_held_median": None,
-                    "connections_established_samples": 0}
-        return {"connections_established_median": float(statistics.median(e for e, _ in readings)),
-                "connections_established_max": max(e for e, _ in readings),
-                "connections_queued_median": float(statistics.median(q for _, q in readings)),
-                "connections_held_median": float(statistics.median(e - q for e, q in readings)),
-                "connections_established_samples": len(readings)}
+        """`summarize_counts` of this window's readings."""
+        return summarize_counts(self.counts)
 
+
+def summarize_counts(counts: list[tuple[int, int] | None]) -> dict:
+    """Over a window's (established, queued) readings: `connections_established_median` and `_max` (the kernel's
+    count, the accept queue included), `connections_queued_median` (established, not yet accepted by the server),
+    `connections_held_median` (accepted and open: established less queued, a reading at a time), and how many
+    readings there were. The sidecar's counts (harness.sidecar) are summarized the same way."""
+    readings = [count for count in counts if count is not None]
+    if not readings:
+        return {"connections_established_median": None, "connections_established_max": None,
+                "connections_queued_median": None, "connections_held_median": None,
+                "connections_established_samples": 0}
+    return {"connections_established_median": float(statistics.median(e for e, _ in readings)),
+            "connections_established_max": max(e for e, _ in readings),
+            "connections_queued_median": float(statistics.median(q for _, q in readings)),
+            "connections_held_median": float(statistics.median(e - q for e, q in readings)),
+            "connections_established_samples": len(readings)}

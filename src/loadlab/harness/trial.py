@@ -22,7 +22,7 @@ from loadlab import hostfacts, outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
-from loadlab.harness import capture, container, images, sampler, tcp_diag
+from loadlab.harness import capture, container, images, sampler, sidecar, tcp_diag
 from loadlab.harness import loadgen as loadgen_run
 from loadlab.harness.session import ServerSession
 from loadlab.loadgen import openloop, vegeta, wrk
@@ -173,17 +173,21 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
 
 
 def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str,
-             profiling: capture.Capture | None):
+             profiling: capture.Capture | None, sidecar_name: str):
     """The measured window with the sampler (and any profilers) running.
 
     Returns (loadgen result, samples, facts of the window): the TCP
     connections accepted in it and those the server held (established, once
-    a second: `tcp_diag.EstablishedCounter`; None where the kernel's counts
-    cannot be read), the share of the server's and loadgen's CPU time stolen by the
-    hypervisor (None off this host), and how often the server's CPU quota
-    ran out (`sampler.throttling_columns`).
+    a second: `tcp_diag.EstablishedCounter`, or the sidecar's count beside a
+    server elsewhere; None where neither can be read), the share of the
+    server's and loadgen's CPU time stolen by the hypervisor (None off this
+    host), how often the server's CPU quota ran out
+    (`sampler.throttling_columns`), and where the server was sampled
+    (`sidecar.ServerReadings.columns`).
     """
-    sources = {"server": sampler.source_for(session.container), "loadgen": sampler.source_for(loadgen.handle)}
+    readings = sidecar.ServerReadings(config.server_sampling, session.container, int(session.port),
+                                      session.container.labels.get(container.RUN_LABEL, ""), sidecar_name,
+                                      images.BASE_IMAGE)
     pid = session.container.attrs.get("State", {}).get("Pid") or 0
     if profiling is not None:
         profiling.start()
@@ -191,26 +195,39 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     overflows_before = capture.listen_overflows(pid)
     # CPU steal (a neighbour on the hypervisor taking our vCPUs) is read on this host only.
     cpu_times_before = hostfacts.cpu_times() if config.check_host_cpus else {}
-    throttling_before = sources["server"].cpu_throttling()
-    with sampler.Sampler(sources) as running, tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
-        if config.load_mode == "closed":
-            result = loadgen_run.run_wrk(
-                loadgen, "", url, config.connections, int(config.duration_s), config.loadgen_threads,
-                config.request_timeout_s, config.pipeline_depth, config.connection_per_request,
-            )
-        else:
-            result = loadgen_run.run_open_loop(loadgen, config.open_loop_generator, "", url, config.rate_rps,
-                                               config.duration_s, config.request_timeout_s, config.max_in_flight,
-                                               config.connection_per_request)
+    throttling_before = readings.throttling_source.cpu_throttling()
+    readings.start()
+    sources = {"loadgen": sampler.source_for(loadgen.handle),
+               **({"server": readings.source} if readings.source is not None else {})}
+    running = sampler.Sampler(sources)
+    try:
+        with running, tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
+            result = _run_load(config, loadgen, url)
+    finally:
+        readings.finish(running.samples)
     accepted_after = capture.tcp_passive_opens(pid)
     overflows_after = capture.listen_overflows(pid)
     cpu_times_after = hostfacts.cpu_times() if config.check_host_cpus else {}
-    throttling = sampler.throttling_columns(throttling_before, sources["server"].cpu_throttling())
+    throttling = sampler.throttling_columns(throttling_before, readings.throttling_source.cpu_throttling())
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
     overflows = None if overflows_before is None or overflows_after is None else overflows_after - overflows_before
-    window = {"connections_accepted": accepted, "listen_overflows": overflows, **held.summary(),
-              **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling}
+    held_summary = held.summary() if readings.counts is None else tcp_diag.summarize_counts(readings.counts)
+    window = {"connections_accepted": accepted, "listen_overflows": overflows, **held_summary,
+              **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling,
+              **readings.columns(running.samples.get("server", []))}
     return result, running.samples, window
+
+
+def _run_load(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: str):
+    """The measured window's load: wrk (closed loop) or the open-loop generator; returns its report."""
+    if config.load_mode == "closed":
+        return loadgen_run.run_wrk(
+            loadgen, "", url, config.connections, int(config.duration_s), config.loadgen_threads,
+            config.request_timeout_s, config.pipeline_depth, config.connection_per_request,
+        )
+    return loadgen_run.run_open_loop(loadgen, config.open_loop_generator, "", url, config.rate_rps,
+                                     config.duration_s, config.request_timeout_s, config.max_in_flight,
+                                     config.connection_per_request)
 
 
 def _steal_columns(config: TrialConfig, before: dict, after: dict) -> dict:
@@ -331,7 +348,7 @@ def _load(trial: _Trial, session: ServerSession, loadgen_client):
             _raise_if_exited(session)
             trial.measured_at = time.time()
             trial.profiling = capture.capture_for(config, session, trial.trial_dir / "profiles")
-            result, samples, window = _measure(config, session, loadgen, url, trial.profiling)
+            result, samples, window = _measure(config, session, loadgen, url, trial.profiling, f"{trial.name}-sidecar")
             # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
             timeseries = _timeseries(samples)
             timeseries.to_csv(trial.trial_dir / "timeseries.csv", index=False)
