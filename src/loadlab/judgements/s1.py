@@ -66,6 +66,14 @@ def connections_held(trials: pd.DataFrame, low_level) -> pd.Series:
     return held.fillna(level).clip(upper=level)
 
 
+def held_at_level(trials: pd.DataFrame, low_level) -> pd.Series:
+    """Per trial, the median of `connections_held` over its server's trials at its level (connections): where a
+    figure places a server's trials, so that a server that held 1,200 of 10,000 connections asked is drawn at
+    1,200, not at 10,000."""
+    held = trials.assign(_held=connections_held(trials, low_level))
+    return held.groupby(["label", "level"])["_held"].transform("median").rename("connections_held_at_level")
+
+
 def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
     """Per trial: why it is no evidence for a per-connection quantity ("java-platform held 4,881 of 10,000
     connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level.
