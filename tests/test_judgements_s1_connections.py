@@ -63,3 +63,9 @@ def test_a_figure_places_each_server_at_the_connections_it_held_not_those_asked(
     held = s1.held_at_level(trials, 10)
     top = trials.assign(held=held)[trials["level"] == 10000].groupby("label")["held"].unique()
     assert list(top["go"]) == [6202.5] and list(top["java-platform"]) == [4167.0]
+
+
+def test_the_memory_figures_finding_names_the_connections_each_server_held():
+    text = s1.held_memory_finding(_trials("per-request").assign(process_rss_mib=lambda t: t["process_rss_mean_bytes"] / MIB),
+                                  "process_rss_mib", 10)
+    assert text == "At 10,000 connections asked: java-platform used 1,231 MiB holding 4,334; go used 252 MiB holding 6,405."
