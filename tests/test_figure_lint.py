@@ -95,6 +95,22 @@ def test_an_axis_label_in_seconds_over_ticks_in_milliseconds_is_found():
     assert not any("ticks are in" in p for p in plots.lint_figure(figure).problems)
 
 
+def test_an_interval_in_the_legend_without_its_estimator_is_found():
+    figure = Figure(figsize=(4, 3))
+    axes = figure.add_subplot()
+    axes.errorbar([1, 2], [1, 2], yerr=[0.1, 0.2], label="95% CI")
+    axes.legend(loc="upper left", bbox_to_anchor=(0, -0.2))
+    assert any("estimator" in p for p in plots.lint.estimator_legend_problems(figure))
+    axes.legend(["Hodges-Lehmann ratio, 97.5% CI"], loc="upper left", bbox_to_anchor=(0, -0.2))
+    assert plots.lint.estimator_legend_problems(figure) == []
+
+
+def test_a_figure_without_alt_text_or_with_the_default_is_found():
+    assert plots.lint.alt_text_problems("") and plots.lint.alt_text_problems(None)
+    assert plots.lint.alt_text_problems("No description has been provided for this image")
+    assert plots.lint.alt_text_problems("Go held 10,000 connections in 41 MiB.") == []
+
+
 def test_the_median_over_time_stops_where_fewer_than_half_the_trials_have_data():
     # Four trials of one server; after t = 1 s only one trial goes on (the others ended): its median line must stop.
     rows = [{"server": "go", "trial": trial, "t_s": t, "memory_in_use_bytes": (10 + trial) * 2**20}

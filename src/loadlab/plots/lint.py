@@ -14,7 +14,12 @@ saved size:
 - every label and legend lies inside the figure (nothing is cut off);
 - an axis label's unit, "(ms)", is the unit its tick labels are in: ticks
   that carry a unit of their own ("100 µs", "1 ms") under a label that
-  names another ("(s)") say two units at once.
+  names another ("(s)") say two units at once;
+- a legend entry for an interval ("95% CI", "interval") names the estimator
+  the interval is around (median, mean, Hodges-Lehmann...): a bar alone does
+  not say what it bounds (`estimator_legend_problems`);
+- a figure's alt text is present and is not nbconvert's default
+  (`alt_text_problems`, run by `study.Page.figure` on the text it builds).
 
 Overlap means the boxes share area; boxes that only touch do not overlap.
 """
@@ -175,6 +180,31 @@ def _overlaps(first: Element, second: Element) -> bool:
     return a.width > 0 and a.height > 0 and b.width > 0 and b.height > 0 and a.overlaps(b)
 
 
+# What an interval's legend entry must name as the thing it is around.
+ESTIMATOR_WORDS = ("median", "mean", "hodges-lehmann", "ratio", "estimate", "quantile", "p99", "p50")
+_INTERVAL = re.compile(r"\bCI\b|interval", re.IGNORECASE)
+DEFAULT_ALT = "No description has been provided for this image"
+
+
+def estimator_legend_problems(figure: Figure) -> list[str]:
+    """Legend entries that name an interval (CI, interval) but not the estimator it is around."""
+    legends = list(figure.legends) + [axes.get_legend() for axes in figure.axes if axes.get_legend() is not None]
+    problems = []
+    for text in (t.get_text() for legend in legends for t in legend.get_texts()):
+        if _INTERVAL.search(text) and not any(word in text.lower() for word in ESTIMATOR_WORDS):
+            problems.append(f"legend entry {text!r} names an interval but not its estimator")
+    return problems
+
+
+def alt_text_problems(alt: str | None) -> list[str]:
+    """Why `alt` cannot stand for a figure: missing, blank, or nbconvert's default sentence."""
+    if alt is None or not alt.strip():
+        return ["figure has no alt text"]
+    if DEFAULT_ALT.lower() in alt.lower():
+        return [f"figure's alt text is nbconvert's default {DEFAULT_ALT!r}"]
+    return []
+
+
 def lint_figure(figure: Figure) -> LintReport:
     """Lay `figure` out at its saved size and check it; see the module docstring for the rules."""
     report = LintReport()
@@ -184,6 +214,7 @@ def lint_figure(figure: Figure) -> LintReport:
         renderer = canvas.get_renderer()
         elements = _collect(figure, renderer, report)
         report.problems.extend(tick_unit_problems(figure))
+        report.problems.extend(estimator_legend_problems(figure))
     report.elements_checked = len(elements)
     for first, second in itertools.combinations(elements, 2):
         if _overlaps(first, second):
@@ -198,4 +229,4 @@ def lint_figure(figure: Figure) -> LintReport:
     return report
 
 
-__all__ = ["LintReport", "lint_figure", "tick_unit_problems", "MAX_NUMBER_TICK_LABELS", "MAX_CATEGORY_TICK_LABELS"]
+__all__ = ["LintReport", "lint_figure", "tick_unit_problems", "estimator_legend_problems", "alt_text_problems", "MAX_NUMBER_TICK_LABELS", "MAX_CATEGORY_TICK_LABELS"]
