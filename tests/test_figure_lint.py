@@ -83,6 +83,55 @@ def test_a_legible_figure_has_no_problems_and_its_ticks_are_counted():
     assert report.problems == [] and report.tick_labels_checked >= 6
 
 
+def test_an_axis_label_in_seconds_over_ticks_in_milliseconds_is_found():
+    # 02's GC pauses before: "(s)" on the axis, "100 µs" and "1 ms" on the ticks.
+    figure = Figure(figsize=(6.0, 3.6), layout="constrained")
+    axes = figure.subplots()
+    axes.plot([1e-4, 3e-3], [0, 1])
+    axes.xaxis.set_major_formatter(plots.style.seconds_formatter())
+    axes.set_xlabel("single GC pause (s)")
+    assert any("labelled 'single GC pause (s)' but its ticks are in" in p for p in plots.lint_figure(figure).problems)
+    axes.set_xlabel("single GC pause")  # the ticks carry the unit: nothing contradicts them
+    assert not any("ticks are in" in p for p in plots.lint_figure(figure).problems)
+
+
+def test_an_interval_in_the_legend_without_its_estimator_is_found():
+    figure = Figure(figsize=(4, 3))
+    axes = figure.add_subplot()
+    axes.errorbar([1, 2], [1, 2], yerr=[0.1, 0.2], label="95% CI")
+    axes.legend(loc="upper left", bbox_to_anchor=(0, -0.2))
+    assert any("estimator" in p for p in plots.lint.estimator_legend_problems(figure))
+    axes.legend(["Hodges-Lehmann ratio, 97.5% CI"], loc="upper left", bbox_to_anchor=(0, -0.2))
+    assert plots.lint.estimator_legend_problems(figure) == []
+
+
+def test_a_figure_without_alt_text_or_with_the_default_is_found():
+    assert plots.lint.alt_text_problems("") and plots.lint.alt_text_problems(None)
+    assert plots.lint.alt_text_problems("No description has been provided for this image")
+    assert plots.lint.alt_text_problems("Go held 10,000 connections in 41 MiB.") == []
+
+
+def test_the_median_over_time_stops_where_fewer_than_half_the_trials_have_data():
+    # Four trials of one server; after t = 1 s only one trial goes on (the others ended): its median line must stop.
+    rows = [{"server": "go", "trial": trial, "t_s": t, "memory_in_use_bytes": (10 + trial) * 2**20}
+            for trial in range(4) for t in np.arange(0, 1.01 if trial else 3.01, 0.25)]  # fmt: skip
+    figure = plots.memory_over_time_figure(pd.DataFrame(rows))
+    median = max(figure.axes[0].get_lines(), key=lambda line: line.get_linewidth())
+    x, y = (np.asarray(v, dtype=float) for v in median.get_data())
+    assert np.isfinite(y[x <= 1.0]).all() and not np.isfinite(y[x > 1.0]).any()
+    assert not figure.axes[0].collections  # no CI bands to overlap
+
+
+def test_gc_pauses_are_in_milliseconds_with_horizontal_server_names():
+    events = pd.DataFrame({"server": ["go", "go", "go-workerpool-reject"], "trial": [1, 2, 1],
+                           "pause_s": [2e-4, 3e-3, 5e-4]})  # fmt: skip
+    figure = plots.gc_pause_figure(events)
+    ecdf, totals = figure.axes[:2]
+    assert ecdf.get_xlabel() == "single GC pause (ms)" and totals.get_xlabel() == "total GC pause per trial (ms)"
+    assert [t.get_rotation() for t in totals.get_yticklabels()] == [0.0, 0.0]
+    assert plots.lint_figure(figure).problems == []
+
+
 # --- every figure function on the committed reference data --------------------------------------
 
 

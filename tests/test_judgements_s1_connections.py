@@ -53,3 +53,19 @@ def test_memory_per_connection_is_process_rss_per_connection_held_with_the_cgrou
     assert "java-platform 1,108 MiB" in text  # 0.9 x 1,231
     # A run that did not record process RSS is judged on the cgroup's peak and says so.
     assert s1.memory_quantity(trials.drop(columns="process_rss_mean_bytes"))[0] == "memory_peak_mib"
+
+
+def test_a_figure_places_each_server_at_the_connections_it_held_not_those_asked():
+    # 01's memory figure: java-platform held 4,334 of 10,000 asked, so its trials sit at 4,334 (the median of its
+    # trials at that level), not at 10,000.
+    trials = pd.concat([_trials("per-request"), _trials("per-request").assign(
+        trial=lambda t: t["trial"] + 2, connections_established_median=[1.5, 6000, 12, 4000])], ignore_index=True)
+    held = s1.held_at_level(trials, 10)
+    top = trials.assign(held=held)[trials["level"] == 10000].groupby("label")["held"].unique()
+    assert list(top["go"]) == [6202.5] and list(top["java-platform"]) == [4167.0]
+
+
+def test_the_memory_figures_finding_names_the_connections_each_server_held():
+    text = s1.held_memory_finding(_trials("per-request").assign(process_rss_mib=lambda t: t["process_rss_mean_bytes"] / MIB),
+                                  "process_rss_mib", 10)
+    assert text == "At 10,000 connections asked: java-platform used 1,231 MiB holding 4,334; go used 252 MiB holding 6,405."

@@ -43,3 +43,17 @@ def test_without_swoole_in_the_open_loop_s4_latency_is_not_testable():
     trials, manifest = open_loop_run(swoole_mean_ms=12.0)
     verdict = s4.latency(trials[trials["label"] == "go"], manifest, "run-1", CLAIMS["S4-latency"], {}, "04")
     assert verdict.verdict == rule.NOT_TESTABLE and "not both of go and swoole" in verdict.explanation
+
+
+def test_the_littles_law_gap_is_told_from_cpu_share_and_the_time_beyond_the_sleep():
+    # At 40 connections both idle, each request 11.0 / 10.6 ms; at 400, go had room (68% CPU), python did not (97%).
+    rows = [{"label": label, "level": level, "trial": trial, "status": "ok", "loadgen_saturated": False,
+             "server_cpu_pct_of_allowance": cpu, "latency_mean_ms": w, "throughput_rps": level / (w / 1e3)}
+            for label, level, cpu, w in (("go", 40, 10, 11.0), ("python", 40, 16, 10.6),
+                                         ("go", 400, 68, 12.6), ("python", 400, 97, 14.8))
+            for trial in range(3)]  # fmt: skip
+    text = s4.littles_law_gap_text(pd.DataFrame(rows))
+    assert "overshoots by 0.6\N{EN DASH}1.0 ms" in text and "go 11.0 ms" in text
+    room, full = text.split("These ran their core")
+    assert "go 68% CPU, W 12.6 ms, 79% of the bound" in room and "python" not in room.split("At 400")[1]
+    assert "python 97% CPU" in full

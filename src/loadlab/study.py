@@ -323,8 +323,10 @@ class Page:
 
         saved = plots.save_figure(figure, name, self.figures)
         self.saved_figures.append(name)
+        from loadlab.plots.lint import alt_text_problems
+
         alt = " ".join(part.strip() for part in (finding, plots.describe_figure(figure)) if part and part.strip())
-        if not alt:
+        if alt_text_problems(alt):
             raise ValueError(f"figure {name!r} has no title, no labelled axis and no finding: nothing to say in its "
                              "alt text; give it a title or pass finding=")
         return plots.FigureImage(saved.svg.read_text(), alt)

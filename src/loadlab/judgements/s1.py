@@ -66,6 +66,26 @@ def connections_held(trials: pd.DataFrame, low_level) -> pd.Series:
     return held.fillna(level).clip(upper=level)
 
 
+def held_at_level(trials: pd.DataFrame, low_level) -> pd.Series:
+    """Per trial, the median of `connections_held` over its server's trials at its level (connections): where a
+    figure places a server's trials, so that a server that held 1,200 of 10,000 connections asked is drawn at
+    1,200, not at 10,000."""
+    held = trials.assign(_held=connections_held(trials, low_level))
+    return held.groupby(["label", "level"])["_held"].transform("median").rename("connections_held_at_level")
+
+
+def held_memory_finding(trials: pd.DataFrame, metric: str, low_level) -> str:
+    """A figure's finding: at the top level asked, each server's median `metric` (MiB) and the connections it held
+    (`connections_held`, evidence trials only), largest memory first."""
+    top = evidence_policy.evidence_trials(trials[trials["level"] == trials["level"].max()])
+    if top.empty or metric not in top:
+        return ""
+    medians = top.assign(_held=connections_held(top, low_level)).groupby("label")[[metric, "_held"]].median()
+    medians = medians.dropna().sort_values(metric, ascending=False)
+    return (f"At {trials['level'].max():,} connections asked: " + "; ".join(
+        f"{label} used {row[metric]:,.0f} MiB holding {row['_held']:,.0f}" for label, row in medians.iterrows()) + ".")
+
+
 def level_shortfall(trials: pd.DataFrame, low_level) -> pd.Series:
     """Per trial: why it is no evidence for a per-connection quantity ("java-platform held 4,881 of 10,000
     connections"), or None where its server held at least LEVEL_REACHED_SHARE of the level.

@@ -7,6 +7,7 @@ import pandas as pd
 from loadlab import metrics
 from loadlab.claims import Claim
 from loadlab.judgements import open_loop as open_loop_judging
+from loadlab.judgements.evidence import evidence_trials
 from loadlab.judgements._common import both_at_allowance, judge_claimed_ratio, setup_text, with_metrics
 from loadlab.judgements.rule import HOLDS, IMPOSSIBLE, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE, Family
 from loadlab.judgements.verdicts import Verdict
@@ -138,3 +139,59 @@ def memory_per_request_kib(summary: pd.DataFrame) -> pd.Series:
         return pd.Series(dtype=float, name="extra memory per in-flight request (KiB, medians)")
     low, high = min(memory.columns), max(memory.columns)
     return ((memory[high] - memory[low]) * 1024 / (high - low)).rename("extra memory per in-flight request (KiB, medians)")
+
+
+# A server whose CPU (share of its allowance, %) stayed under this had room on its core: CPU did not set its pace.
+CPU_ROOM_PCT = 90
+
+
+def littles_law_gap_text(trials: pd.DataFrame) -> str:
+    """Why each runtime falls short of Little's law's bound, from the evidence trials (markdown, computed).
+
+    In a closed loop throughput is exactly L / W: the shortfall is the time W
+    a request took beyond the 10 ms sleep. At the lowest level, with the CPU
+    mostly idle, that excess is the sleep's own overshoot (timer slack and
+    wake-up); at the top level each server's CPU share (% of its allowance)
+    says whether its core, and so its concurrency model's cost per request,
+    could have set the pace, or whether it had room and waited on timers.
+    """
+    data = evidence_trials(trials)  # loaded trials carry the derived metrics (loadlab.metrics)
+    medians = data.groupby(["level", "label"])[["server_cpu_pct_of_allowance", "latency_mean_ms",
+                                                "throughput_rps"]].median()  # fmt: skip
+    levels = sorted(medians.index.get_level_values("level").unique())
+    if not levels:
+        return "*No evidence trial: nothing to set against Little's law.*"
+    low = medians.loc[levels[0]]
+    parts = [
+        f"**Where the bound is lost.** In a closed loop throughput is exactly connections / W, so the shortfall is "
+        f"the time W a request took beyond its {IO_S * 1e3:g} ms sleep. At {levels[0]:,} connections, with the CPU "
+        f"{_span(low['server_cpu_pct_of_allowance'], '%')} busy, a request took "
+        f"{_span(low['latency_mean_ms'], ' ms')}: the sleep itself overshoots by "
+        f"{_span(low['latency_mean_ms'] - IO_S * 1e3, ' ms')} before any queueing "
+        f"({', '.join(f'{label} {value:.1f} ms' for label, value in low['latency_mean_ms'].items())})."
+    ]
+    if len(levels) > 1:
+        top = medians.loc[levels[-1]]
+        room = top[top["server_cpu_pct_of_allowance"] < CPU_ROOM_PCT]
+        full = top[top["server_cpu_pct_of_allowance"] >= CPU_ROOM_PCT]
+        bound = levels[-1] / IO_S
+        each = lambda rows: "; ".join(  # noqa: E731 (one phrase per server)
+            f"{label} {row.server_cpu_pct_of_allowance:.0f}% CPU, W {row.latency_mean_ms:.1f} ms, "
+            f"{row.throughput_rps / bound:.0%} of the bound" for label, row in rows.iterrows())
+        if not room.empty:
+            parts.append(f"At {levels[-1]:,} connections these servers had room on their core (under {CPU_ROOM_PCT}% "
+                         f"of their allowance), so CPU, and the concurrency model's cost in it, did not set their pace: the "
+                         f"time a request waited beyond its sleep did (the overshoot, and waiting for a wake-up): "
+                         f"{each(room)}.")
+        if not full.empty:
+            parts.append(f"These ran their core at {CPU_ROOM_PCT}% or more, where the cost per request does bound "
+                         f"them: {each(full)}.")
+    return " ".join(parts)
+
+
+def _span(values: pd.Series, unit: str) -> str:
+    """'46–71%' (or one value) for a server-by-server column."""
+    low, high = float(values.min()), float(values.max())
+    digits = 0 if unit == "%" else 1
+    return f"{low:.{digits}f}{unit}" if round(low, digits) == round(high, digits) else \
+        f"{low:.{digits}f}\N{EN DASH}{high:.{digits}f}{unit}"

@@ -58,14 +58,16 @@ def exclusion_reasons(data: pd.DataFrame) -> pd.Series:
     return reasons
 
 
-def draw_trials(axes: Axes, x: np.ndarray, y: np.ndarray, excluded: np.ndarray, name: str) -> None:
-    """One point per trial in the series' colour and marker; hollow where `excluded` (not evidence)."""
+def draw_trials(axes: Axes, x: np.ndarray, y: np.ndarray, excluded: np.ndarray, name: str, size: float = 14,
+                alpha: float = 0.6) -> None:
+    """One point per trial in the series' colour and marker (area `size` in pt², opacity `alpha`); hollow where
+    `excluded` (not evidence)."""
     style = series_style(name)
-    axes.scatter(x[~excluded], y[~excluded], s=14, color=style.colour, marker=style.marker, alpha=0.6,
+    axes.scatter(x[~excluded], y[~excluded], s=size, color=style.colour, marker=style.marker, alpha=alpha,
                  linewidths=0, zorder=3)  # fmt: skip
-    # Hollow: the trial is shown but is not evidence (see exclusion_reasons).
-    axes.scatter(x[excluded], y[excluded], s=16, facecolors="none", edgecolors=style.colour, marker=style.marker,
-                 linewidths=0.9, zorder=3)  # fmt: skip
+    # Hollow: the trial is shown but is not evidence (see exclusion_reasons); its edge grows with the point.
+    axes.scatter(x[excluded], y[excluded], s=size * 1.15, facecolors="none", edgecolors=style.colour,
+                 marker=style.marker, linewidths=0.9 if size <= 16 else 1.3, zorder=3)  # fmt: skip
 
 
 def median_summary(
@@ -96,10 +98,10 @@ def median_summary(
     return pd.DataFrame(rows, columns=[group_column, x_column, "median", "ci_low", "ci_high", "n"])
 
 
-def series_handle(name: str, marker: bool = True) -> Line2D:
+def series_handle(name: str, marker: bool = True, marker_size: float = 5) -> Line2D:
     """A legend entry for one runtime or variant, drawn as the figure draws it (lines only: marker=False)."""
     style = series_style(name)
-    return Line2D([], [], color=style.colour, marker=style.marker if marker else None, markersize=5,
+    return Line2D([], [], color=style.colour, marker=style.marker if marker else None, markersize=marker_size,
                   linestyle=style.linestyle, label=str(name))  # fmt: skip
 
 
@@ -128,7 +130,7 @@ def excluded_label(reasons: pd.Series, values: pd.Series | None = None, trials: 
 
 def key_handles(
     confidence: float | None, reasons: pd.Series | None, median: str | None = "median of included trials",
-    points: str | None = "one trial", values: pd.Series | None = None,
+    points: str | None = "one trial", values: pd.Series | None = None, marker_size: float = 4,
 ) -> list[Artist]:
     """Legend entries that say what the marks mean: median line, CI band, a trial, an excluded trial."""
     handles: list[Artist] = []
@@ -140,8 +142,8 @@ def key_handles(
         handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, linestyle="none", label=points))
     label = excluded_label(reasons, values) if reasons is not None else None
     if label:
-        handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=4, markerfacecolor="none",
-                              linestyle="none", label=label))  # fmt: skip
+        handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=marker_size, markerfacecolor="none",
+                              markeredgewidth=1.0 if marker_size <= 4 else 1.3, linestyle="none", label=label))  # fmt: skip
     return handles
 
 

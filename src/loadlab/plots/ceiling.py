@@ -55,7 +55,7 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
                     continue
                 draw_trials(axis, pd.to_numeric(rows["loadgen_cpu_utilization"], errors="coerce").to_numpy(dtype=float),
                             pd.to_numeric(rows["throughput_rps"], errors="coerce").to_numpy(dtype=float),
-                            (reasons.loc[rows.index] != "").to_numpy(), label)
+                            (reasons.loc[rows.index] != "").to_numpy(), label, size=30, alpha=0.85)
             axis.axvline(headroom, color=HEADROOM_COLOUR, linestyle="--", linewidth=1, zorder=1)
             axis.axvline(saturated, color=HEADROOM_COLOUR, linestyle=":", linewidth=1, zorder=1)
             axis.set_xlim(0, 1.05)
@@ -66,12 +66,13 @@ def loadgen_ceiling_figure(trials_by_panel: Mapping[str, pd.DataFrame], headroom
         axes[0][0].yaxis.set_major_formatter(count_formatter())
         axes[0][0].set_ylabel("throughput (req/s)")
         figure.suptitle(title)
-        handles = [series_handle(label) for label in labels]
+        # Markers at the size the panels draw them: nginx's grey star and a hollow point were hard to find at 4 pt.
+        handles = [series_handle(label, marker_size=6) for label in labels]
         handles += [
             Line2D([], [], color=HEADROOM_COLOUR, linestyle="--", label=f"{headroom:.0%} busy: headroom ends"),
             Line2D([], [], color=HEADROOM_COLOUR, linestyle=":",
                    label=f"{saturated:.0%} busy: saturated"),
         ]
-        handles += key_handles(None, pd.concat(all_reasons, ignore_index=True), median=None, points=None)
+        handles += key_handles(None, pd.concat(all_reasons, ignore_index=True), median=None, points=None, marker_size=6)
         legend_below(figure, handles)
     return figure

@@ -45,9 +45,11 @@ def latency_knee_figure(trials: pd.DataFrame, curve: pd.DataFrame, knee_levels: 
             line = curve[curve["label"] == server].sort_values("level")
             x = line["level"].to_numpy(dtype=float)
             latency_axes.plot(x, line["latency_p99_s"], color=style.colour, marker=style.marker, markersize=4, zorder=4)
-            latency_axes.fill_between(x, line["latency_p99_s_ci_low"].to_numpy(dtype=float),
-                                      line["latency_p99_s_ci_high"].to_numpy(dtype=float), color=style.colour,
-                                      alpha=0.2, linewidth=0, zorder=2)
+            # The CI as a bar beside the server's own points, not a band: four translucent bands overlapped until
+            # none could be told apart.
+            latency_axes.vlines(x + offset, line["latency_p99_s_ci_low"].to_numpy(dtype=float),
+                                line["latency_p99_s_ci_high"].to_numpy(dtype=float), color=style.colour,
+                                linewidth=1.6, alpha=0.9, zorder=2)
             latency_axes.plot(x, line["latency_p50_s"], color=style.colour, linestyle="--", linewidth=1.0, zorder=3)
             served_axes.plot(x, line["served_share"], color=style.colour, marker=style.marker, markersize=4, zorder=4)
             knee = knee_levels.get(server)
@@ -60,7 +62,7 @@ def latency_knee_figure(trials: pd.DataFrame, curve: pd.DataFrame, knee_levels: 
         values = pd.concat([pd.to_numeric(trials["latency_p99_s"], errors="coerce"), curve["latency_p50_s"]])
         latency_axes.set_yscale("log")
         format_log_axis(latency_axes.yaxis, values, seconds_formatter())
-        latency_axes.set_ylabel("latency (s)")
+        latency_axes.set_ylabel("latency")  # the ticks carry their unit (ms, s)
         served_axes.axhline(served_share_line, color=KEY_COLOUR, linestyle=":", linewidth=1.0, zorder=1)
         served_axes.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         served_axes.set_ylim(0, 1.08)
@@ -75,7 +77,9 @@ def latency_knee_figure(trials: pd.DataFrame, curve: pd.DataFrame, knee_levels: 
         latency_axes.set_title("p99 (solid) and p50 (dashed)", fontsize="medium")
         served_axes.set_title("answered, of the rate asked", fontsize="medium")
         handles = [series_handle(server) for server in servers]
-        handles += key_handles(0.95, reasons, median="median p99 of included trials", points="one trial's p99")
+        handles += key_handles(None, reasons, median="median p99 of included trials", points="one trial's p99")
+        handles.insert(len(servers) + 1, Line2D([], [], color=KEY_COLOUR, marker="|", markersize=10, linestyle="none",
+                                                label="95% CI of the median p99"))
         handles.append(Line2D([], [], color=KEY_COLOUR, marker="o", markersize=9, markerfacecolor="none",
                               linestyle="none", label="first level past the knee"))
         handles.append(Line2D([], [], color=KEY_COLOUR, linestyle=":", label=f"{served_share_line:.0%} served"))

@@ -77,7 +77,7 @@ def latency_spectrum_figure(
         _nines_x_axis(axes, frame, percentile_column, scale)
         seconds_y_axis(axes, frame[latency_column])
         axes.set_xlabel("percentile (%), on a nines scale: 90, 99, 99.9 are each ten times rarer")
-        axes.set_ylabel("latency (s)")
+        axes.set_ylabel("latency")  # the ticks carry their unit (µs, ms, s)
         finish_figure(figure, title, _spectrum_legend(servers, has_trials, reasons, confidence, frame.get(trial_column)))
     return figure
 

@@ -11,7 +11,15 @@ saved size:
 - no axis carries more labelled ticks than a reader can read: at most
   `MAX_NUMBER_TICK_LABELS` numbers, or `MAX_CATEGORY_TICK_LABELS` category
   names (the rows of a forest plot are categories);
-- every label and legend lies inside the figure (nothing is cut off).
+- every label and legend lies inside the figure (nothing is cut off);
+- an axis label's unit, "(ms)", is the unit its tick labels are in: ticks
+  that carry a unit of their own ("100 µs", "1 ms") under a label that
+  names another ("(s)") say two units at once;
+- a legend entry for an interval ("95% CI", "interval") names the estimator
+  the interval is around (median, mean, Hodges-Lehmann...): a bar alone does
+  not say what it bounds (`estimator_legend_problems`);
+- a figure's alt text is present and is not nbconvert's default
+  (`alt_text_problems`, run by `study.Page.figure` on the text it builds).
 
 Overlap means the boxes share area; boxes that only touch do not overlap.
 """
@@ -137,11 +145,64 @@ def _collect(figure: Figure, renderer, report: LintReport) -> list[Element]:
     return elements
 
 
+# An axis label's unit: the last parenthesised word, "single GC pause (ms)" -> "ms".
+_LABEL_UNIT = re.compile(r"\(([^()]+)\)\s*$")
+# A tick label's own unit after its number: "100 µs" -> "µs", "10k" -> "" (a count's SI prefix is no unit).
+_TICK_UNIT = re.compile(r"^[-+\u2212\u00d7]?[\d.,\u202f ]+(?:e[-+]?\d+)?\s*((?:[mµ\u00b5nk]?s)|%|[KMGT]?i?B)$")
+
+
+def tick_unit_problems(figure: Figure) -> list[str]:
+    """Axes whose label names a unit other than the one their tick labels carry (figure drawn beforehand)."""
+    problems = []
+    for index, axes in enumerate(figure.axes):
+        if not axes.get_visible() or not axes.axison:
+            continue
+        for name, axis in (("x", axes.xaxis), ("y", axes.yaxis)):
+            label = axis.label.get_text().strip()
+            if not label:
+                continue
+            stated = _LABEL_UNIT.search(label)
+            ticks = [tick.label1.get_text().replace("\N{NO-BREAK SPACE}", " ").strip()
+                     for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+                     if _in_view(axis, tick.get_loc()) and tick.label1.get_visible()]  # fmt: skip
+            carried = {match.group(1) for match in map(_TICK_UNIT.match, ticks) if match}
+            # "(% of its core busy)" states "%": the unit is the first word in the brackets.
+            if stated and carried and carried != {stated.group(1).split()[0]}:
+                problems.append(f"{name} axis of axes {index + 1} is labelled {label!r} but its ticks are in "
+                                f"{', '.join(sorted(carried))}")  # fmt: skip
+    return problems
+
+
 def _overlaps(first: Element, second: Element) -> bool:
     if frozenset({first.kind, second.kind}) not in _FORBIDDEN_OVERLAPS:
         return False
     a, b = _shrunk(first.box), _shrunk(second.box)
     return a.width > 0 and a.height > 0 and b.width > 0 and b.height > 0 and a.overlaps(b)
+
+
+# What an interval's legend entry must name as the thing it is around.
+ESTIMATOR_WORDS = ("median", "mean", "hodges-lehmann", "ratio", "estimate", "quantile", "p99", "p50")
+_INTERVAL = re.compile(r"\bCI\b|interval", re.IGNORECASE)
+DEFAULT_ALT = "No description has been provided for this image"
+
+
+def estimator_legend_problems(figure: Figure) -> list[str]:
+    """Legend entries that name an interval (CI, interval) but not the estimator it is around."""
+    legends = list(figure.legends) + [axes.get_legend() for axes in figure.axes if axes.get_legend() is not None]
+    problems = []
+    for text in (t.get_text() for legend in legends for t in legend.get_texts()):
+        if _INTERVAL.search(text) and not any(word in text.lower() for word in ESTIMATOR_WORDS):
+            problems.append(f"legend entry {text!r} names an interval but not its estimator")
+    return problems
+
+
+def alt_text_problems(alt: str | None) -> list[str]:
+    """Why `alt` cannot stand for a figure: missing, blank, or nbconvert's default sentence."""
+    if alt is None or not alt.strip():
+        return ["figure has no alt text"]
+    if DEFAULT_ALT.lower() in alt.lower():
+        return [f"figure's alt text is nbconvert's default {DEFAULT_ALT!r}"]
+    return []
 
 
 def lint_figure(figure: Figure) -> LintReport:
@@ -152,6 +213,8 @@ def lint_figure(figure: Figure) -> LintReport:
         canvas.draw()
         renderer = canvas.get_renderer()
         elements = _collect(figure, renderer, report)
+        report.problems.extend(tick_unit_problems(figure))
+        report.problems.extend(estimator_legend_problems(figure))
     report.elements_checked = len(elements)
     for first, second in itertools.combinations(elements, 2):
         if _overlaps(first, second):
@@ -166,4 +229,4 @@ def lint_figure(figure: Figure) -> LintReport:
     return report
 
 
-__all__ = ["LintReport", "lint_figure", "MAX_NUMBER_TICK_LABELS", "MAX_CATEGORY_TICK_LABELS"]
+__all__ = ["LintReport", "lint_figure", "tick_unit_problems", "estimator_legend_problems", "alt_text_problems", "MAX_NUMBER_TICK_LABELS", "MAX_CATEGORY_TICK_LABELS"]

@@ -83,6 +83,7 @@ _KNOWN_LABELS = {
     "successful_rps": "successful answers (req/s)",
     "concurrency": "concurrency (connections)",
     "connections": "concurrency (connections)",
+    "connections_held_at_level": "connections held (kernel count, median at each level asked)",
     "level": "load level",
     "offered_rps": "offered rate (req/s)",
     "offered_rate_rps": "offered rate (req/s)",

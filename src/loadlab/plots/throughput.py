@@ -99,7 +99,8 @@ def _single_level_figure(frame, servers, group_column, level_text, confidence, r
     return figure, axes, handles
 
 
-def _several_levels_figure(frame, servers, group_column, x_column, confidence, reasons, reference_lines):
+def _several_levels_figure(frame, servers, group_column, x_column, confidence, reasons, reference_lines,
+                           ticks_at_levels=True):
     figure, axes = new_figure(6.0, 4.0)
     levels = np.unique(frame["_x"].to_numpy(dtype=float)[np.isfinite(frame["_x"].to_numpy(dtype=float))])
     log_x = spans_decades(levels)
@@ -128,10 +129,16 @@ def _several_levels_figure(frame, servers, group_column, x_column, confidence, r
     else:
         margin = 0.08 * (levels.max() - levels.min())
         axes.set_xlim(levels.min() - margin, levels.max() + margin)
-    # A tick at each measured level and none in between: the levels are the experiment's design.
-    axes.xaxis.set_major_locator(FixedLocator(levels))
-    axes.xaxis.set_minor_locator(NullLocator())
-    axes.xaxis.set_major_formatter(plain_formatter())
+    if ticks_at_levels:
+        # A tick at each measured level and none in between: the levels are the experiment's design.
+        axes.xaxis.set_major_locator(FixedLocator(levels))
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.xaxis.set_major_formatter(plain_formatter())
+    elif log_x:
+        # Measured x (connections held): each server sits at its own, so ticks are the axis's decades.
+        format_log_axis(axes.xaxis, levels, plain_formatter())
+    else:
+        axes.xaxis.set_major_formatter(plain_formatter())
     axes.set_xlabel(axis_label(x_column))
     _y_axis(axes, pd.concat([frame["_y"], pd.Series([y for r in reference_lines for y in r.y], dtype=float)]))
     return figure, axes, handles + key_handles(confidence, reasons, values=frame["_y"])
@@ -146,6 +153,7 @@ def throughput_figure(
     title: str | None = None,
     reference_lines: Sequence[ReferenceLine] = (),
     group_name: str = "server",
+    ticks_at_levels: bool = True,
 ) -> Figure:
     """A per-trial metric per server against the load level (connections, or offered rate).
 
@@ -162,6 +170,8 @@ def throughput_figure(
     named in the legend (several levels only). The y axis is logarithmic
     when values span a decade. `group_name` is what the groups are, for the
     axis of a single level ("server"; notebook 00 draws isolation modes).
+    `ticks_at_levels` False: x is measured (connections each server held),
+    not the design's levels, and gets the axis's own ticks.
     """
     require_columns(data, [group_column, x_column, y_column], "throughput_figure")
     frame = data.assign(_x=pd.to_numeric(data[x_column], errors="coerce"),
@@ -177,7 +187,7 @@ def throughput_figure(
                                                          group_name)
         else:
             figure, axes, handles = _several_levels_figure(frame, servers, group_column, x_column, confidence,
-                                                           reasons, reference_lines)  # fmt: skip
+                                                           reasons, reference_lines, ticks_at_levels)  # fmt: skip
         axes.set_ylabel(axis_label(y_column))
         finish_figure(figure, title, handles)
     return figure

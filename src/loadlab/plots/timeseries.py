@@ -1,9 +1,13 @@
 """Memory in use (MiB) and OS threads over the measured window, one colour per runtime.
 
 Each trial is a thin line; the median across a server's included trials,
-per sampling instant, is a thick line with its CI as a band, so that six
-trials per server do not turn into a tangle. Excluded trials (saturated
-loadgen, stalled) are drawn dashed and left out of the median.
+per sampling instant, is a thick line, so that six trials per server do not
+turn into a tangle. The median is drawn only where at least half of the
+server's included trials still have a sample: past that it would follow one
+trial and claim to be a median. No CI band: translucent bands of four
+servers overlapped until none could be told apart, and the thin trial lines
+already show the spread. Excluded trials (saturated loadgen, stalled) are
+drawn dashed and left out of the median.
 """
 
 from __future__ import annotations
@@ -28,6 +32,18 @@ from .style import (
 
 # The sampler reads 4 times a second; samples of different trials are matched to the nearest quarter second.
 SAMPLE_PERIOD_S = 0.25
+# The median is drawn only at instants where at least this share of a server's included trials has a sample.
+MEDIAN_MIN_TRIAL_SHARE = 0.5
+
+
+def _held_median(evidence: pd.DataFrame, summary: pd.DataFrame, group_column: str, trial_column: str) -> pd.DataFrame:
+    """`summary` with its median blanked (NaN, a gap in the line) where fewer than MEDIAN_MIN_TRIAL_SHARE of the
+    group's included trials have a sample."""
+    trials = evidence.groupby(group_column)[trial_column].nunique()
+    needed = summary[group_column].map(trials).fillna(0) * MEDIAN_MIN_TRIAL_SHARE
+    held = summary.copy()
+    held.loc[held["n"] < needed, "median"] = np.nan
+    return held
 
 
 def resources_over_time_figure(
@@ -77,7 +93,8 @@ def resources_over_time_figure(
             frame["_y"] = display_values(column, frame[column]).to_numpy()
             drawn = frame["_y"].notna()
             evidence = frame[(reasons == "") & drawn]
-            summary = median_summary(evidence, group_column, "_t", "_y", confidence)
+            summary = _held_median(evidence, median_summary(evidence, group_column, "_t", "_y", confidence),
+                                   group_column, trial_column)  # fmt: skip
             for server in servers:
                 style = series_style(server)
                 rows = frame[(frame[group_column] == server) & drawn]
@@ -88,8 +105,6 @@ def resources_over_time_figure(
                               linestyle="--" if excluded else "-")  # fmt: skip
                 line = summary[summary[group_column] == server].sort_values("_t")
                 axes.plot(line["_t"], line["median"], color=style.colour, linestyle=style.linestyle, linewidth=1.8)
-                axes.fill_between(line["_t"].to_numpy(dtype=float), line["ci_low"].to_numpy(dtype=float),
-                                  line["ci_high"].to_numpy(dtype=float), color=style.colour, alpha=0.2, linewidth=0)  # fmt: skip
             if column not in linear_panels and spans_decades(frame.loc[drawn, "_y"]):
                 axes.set_yscale("log")
                 format_log_axis(axes.yaxis, frame.loc[drawn, "_y"], plain_formatter())
@@ -100,7 +115,8 @@ def resources_over_time_figure(
         axes_list[-1].set_xlabel(axis_label(time_column))
         axes_list[-1].set_xlim(left=min(0.0, float(np.nanmin(frame["_t"]))))
         handles = [series_handle(server, marker=False) for server in servers]
-        handles += key_handles(confidence, None, median="median of included trials", points=None)
+        handles += key_handles(None, None, median="median of included trials (where \N{GREATER-THAN OR EQUAL TO} half have data)",
+                               points=None)
         handles += trial_line_handles(reasons, frame[trial_column], one_width=0.7, excluded_width=0.7)
         finish_figure(figure, title, handles)
     return figure
