@@ -38,7 +38,7 @@ RUNTIME_COLOURS: dict[str, str] = {
     "rust-tokio": "#D55E00",  # vermillion (Okabe-Ito)
     "php-swoole": "#000000",  # black
     "python-asyncio": "#332288",  # indigo (Tol)
-    "nginx-baseline": "#555555",  # grey: the ceiling, not a contestant; dark enough to see beside #999 guide lines
+    "nginx-baseline": "#3a3a3a",  # grey: the ceiling, not a contestant; dark enough to see beside #999 guide lines
 }
 
 RUNTIME_MARKERS: dict[str, str] = {
