@@ -38,7 +38,7 @@ RUNTIME_COLOURS: dict[str, str] = {
     "rust-tokio": "#D55E00",  # vermillion (Okabe-Ito)
     "php-swoole": "#000000",  # black
     "python-asyncio": "#332288",  # indigo (Tol)
-    "nginx-baseline": "#3a3a3a",  # grey: the ceiling, not a contestant; dark enough to see beside #999 guide lines
+    "nginx-baseline": "#808080",  # grey: the ceiling, not a contestant; darker than the #999 guide lines, apart from java-platform's wine under every colour vision (#555 is not)
 }
 
 RUNTIME_MARKERS: dict[str, str] = {
