@@ -38,7 +38,9 @@ RUNTIME_COLOURS: dict[str, str] = {
     "rust-tokio": "#D55E00",  # vermillion (Okabe-Ito)
     "php-swoole": "#000000",  # black
     "python-asyncio": "#332288",  # indigo (Tol)
-    "nginx-baseline": "#808080",  # grey: the ceiling, not a contestant; darker than the #999 guide lines, apart from java-platform's wine under every colour vision (#555 is not)
+    # Grey: the ceiling, not a contestant. Darker than the #999 guide lines, and apart from java-platform's wine
+    # under every simulated colour vision (#555 is not: 1.4 under deuteranopia).
+    "nginx-baseline": "#808080",
 }
 
 RUNTIME_MARKERS: dict[str, str] = {
