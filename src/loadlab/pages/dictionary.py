@@ -58,6 +58,8 @@ MICROBENCH_PURPOSE = {
                                    "uprobes, one row per second (S2-gopark).",
     "02-s2-inprocess": "S2 in one process, no HTTP: 2,000 req/s of 10 ms CPU and 5 ms sleep, to a goroutine per "
                        "request or to 12 workers; one row per line the program printed (S2's claims).",
+    "00-isolation-noise": "The A/A noise of one server in Docker against a plain cgroup: fresh instances per mode, "
+                          "consecutive windows per instance (00's isolation study).",
     "05-microbench-parked": "10,000 parked platform or virtual threads: what each holds (S5-stack).",
     "05-microbench-sqrt-latch": "S5's 10,000 threads, a square root each and a latch, on JDK 21 and 25, warm "
                                 "iterations in several JVMs (S5-time, S5-memory).",
@@ -245,6 +247,15 @@ MICROBENCH_COLUMNS = {
     "ns_per_op": _c("ns", "go test: wall time per operation"),
     "n": _c(COUNT, "go test: operations the benchmark ran to fill its benchtime"),
     "mem_profile_rate": _c("B", "runtime.MemProfileRate during the benchmark (go test -memprofilerate)"),
+    # 00's isolation study (harness.isolation): the same server in Docker or in a plain cgroup, window by window.
+    "mode": _c(None, "how the server was isolated: docker (a container) or cgroup (a plain cgroup, no container)"),
+    "instance": _c(COUNT, "the fresh server instance (container or process) the window ran against, from 1"),
+    "window": _c(COUNT, "the consecutive measured window on that instance, from 1"),
+    "window_s": _c("s", "the window's length"),
+    "throughput_rps": _c("req/s", "requests completed in the window divided by its length (wrk, closed loop)"),
+    "errors_total": _c(COUNT, "wrk's errors in the window (connect, read, write, timeout, non-2xx)"),
+    "server_cpu_steal_share": _c(COUNT, "share of the server core's time stolen by the hypervisor in the window"),
+    "loadgen_cpu_steal_share": _c(COUNT, "share of the loadgen core's time stolen by the hypervisor in the window"),
 }
 # Families of the context-switch counts: the same count read another way (microbench-programs/README.md).
 for _prefix, _how in (("live_threads_", "summed over /proc/self/task/*/status: live threads only (exited threads' "
