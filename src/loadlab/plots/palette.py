@@ -38,6 +38,8 @@ RUNTIME_COLOURS: dict[str, str] = {
     "rust-tokio": "#D55E00",  # vermillion (Okabe-Ito)
     "php-swoole": "#000000",  # black
     "python-asyncio": "#332288",  # indigo (Tol)
+    "node-eventloop": "#009E73",  # bluish green (Okabe-Ito)
+    "erlang-otp": "#CC79A7",  # reddish purple (Okabe-Ito)
     "nginx-baseline": "#999999",  # grey: the ceiling, not a contestant
 }
 
@@ -49,11 +51,13 @@ RUNTIME_MARKERS: dict[str, str] = {
     "rust-tokio": "D",
     "php-swoole": "P",
     "python-asyncio": "X",
+    "node-eventloop": "p",
+    "erlang-otp": "h",
     "nginx-baseline": "*",
 }
 
 # The variant's marker: another filled shape, never a hollow one.
-VARIANT_MARKERS: dict[str, str] = {"o": ">", "s": "<", "^": "d", "v": "p", "D": "h", "P": "8", "X": "H", "*": "d"}
+VARIANT_MARKERS: dict[str, str] = {"o": ">", "s": "<", "^": "d", "v": "p", "D": "h", "P": "8", "X": "H", "*": "d", "p": "d", "h": "8"}
 
 # The other names of each runtime (claims.yaml's and the plans' short labels, java-threads' THREAD_MODEL variants),
 # from the one table of runtime names.
