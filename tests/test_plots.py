@@ -210,7 +210,7 @@ def test_a_runtime_has_the_same_colour_in_every_figure():
 
 def test_every_server_of_the_design_has_its_own_fixed_colour():
     servers = ["go-nethttp", "go-workerpool", "java-platform", "java-virtual", "rust-tokio", "php-swoole",
-               "python-asyncio", "nginx-baseline"]  # fmt: skip
+               "python-asyncio", "node-eventloop", "erlang-otp", "nginx-baseline"]  # fmt: skip
     colours = [runtime_colour(server) for server in servers]
     assert len(set(colours)) == len(servers)
     assert runtime_order(reversed(servers)) == servers
