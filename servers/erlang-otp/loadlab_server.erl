@@ -6,7 +6,6 @@
 
 -define(NAME, <<"erlang-otp">>).
 -define(IDLE_MS, 120000).
--define(MASK, 16#FFFFFFFFFFFFFFFF).
 
 main() ->
     Host = os:getenv("HOST", "0.0.0.0"),
@@ -137,14 +136,21 @@ cpu_body(N, []) -> iolist_to_binary([<<"{\"n\":">>, integer_to_binary(N), <<",\"
 cpu_body(N, H, Ms) -> iolist_to_binary([<<"{\"n\":">>, integer_to_binary(N), <<",\"hash\":\"">>,
                                         integer_to_binary(H), <<"\",\"io_ms\":">>, integer_to_binary(Ms), <<"}">>]).
 
-hash(N) -> hash(0, N, 16#cbf29ce484222325).
-hash(I, N, X) when I >= N -> X;
-hash(I, N, X0) ->
-    X1 = X0 bxor I,
-    X2 = X1 bxor ((X1 bsl 13) band ?MASK),
-    X3 = X2 bxor (X2 bsr 7),
-    X4 = X3 bxor ((X3 bsl 17) band ?MASK),
-    hash(I + 1, N, X4).
+%% The 64-bit state as two 32-bit halves: every intermediate stays below 2^60, a small integer, where a masked
+%% 64-bit integer becomes a heap bignum each round (measured, /cpu?n=100000, 4 connections, one core: 267 req/s
+%% with halves, 25 req/s with the masked bignum).
+-define(M32, 16#FFFFFFFF).
+hash(N) -> hash(0, N, 16#cbf29ce4, 16#84222325).
+hash(I, N, Hi, Lo) when I >= N -> (Hi bsl 32) bor Lo;
+hash(I, N, Hi0, Lo0) ->
+    Lo1 = Lo0 bxor I,                                   % I < 2^32 (N is at most 10^7): its high half is zero
+    Hi2 = Hi0 bxor (((Hi0 bsl 13) bor (Lo1 bsr 19)) band ?M32),
+    Lo2 = Lo1 bxor ((Lo1 bsl 13) band ?M32),
+    Hi3 = Hi2 bxor (Hi2 bsr 7),                         % logical shift right by 7 across the halves
+    Lo3 = Lo2 bxor ((Lo2 bsr 7) bor ((Hi2 bsl 25) band ?M32)),
+    Hi4 = Hi3 bxor (((Hi3 bsl 17) bor (Lo3 bsr 15)) band ?M32),
+    Lo4 = Lo3 bxor ((Lo3 bsl 17) band ?M32),
+    hash(I + 1, N, Hi4, Lo4).
 
 users() ->
     Us = [{1, <<"Ada Lovelace">>, <<"ada.lovelace@example.com">>, 36, true},
