@@ -32,12 +32,14 @@ TOOLCHAIN_PACKAGES = {
     "python": "PYTHON_VERSION",
     "nginx": "NGINX_VERSION",
     "wrk": "WRK_VERSION",
+    "nodejs": "NODE_MAJOR",
+    "erlang": "OTP_MAJOR",
 }
 # Packages Debian ships per version: the name itself must carry the ARG.
 VERSIONED_NAMES = {"golang": "golang-${GO_VERSION}-go", "openjdk": "openjdk-${JDK_VERSION}-jdk-headless",
                    "php": "php${PHP_VERSION}-", "python": "python${PYTHON_VERSION}"}
 # Packages that go with a toolchain and need no pin of their own.
-COMPANIONS = {"php-pear"}
+COMPANIONS = {"php-pear", "erlang-dev"}
 
 # What each tool prints, right (the version an ARG names) and wrong. The right
 # lines are the real output of trixie's packages (the builds print them).
@@ -51,10 +53,13 @@ STAND_INS = {
     "nginx": ("nginx version: nginx/{v}.3", "nginx version: nginx/1.99.0", 0),
     "wrk": ("wrk debian/{v}-4+b1 [epoll] Copyright (C) 2012 Will Glozer\nUsage: wrk <options> <url>",
             "wrk debian/4.2.0-1 [epoll] Copyright (C) 2012 Will Glozer", 1),
+    "node": ("v{v}.19.2", "v18.19.0", 0),
+    "erl": ("{v}", "26", 0),
 }
 # The ARG naming each tool's version (a versioned command, php8.4 or python3.13, runs the same stand-in).
 TOOL_ARG = {"go": "GO_VERSION", "java": "JDK_VERSION", "rustc": "RUST_VERSION", "cargo": "RUST_VERSION",
-            "php": "PHP_VERSION", "python": "PYTHON_VERSION", "nginx": "NGINX_VERSION", "wrk": "WRK_VERSION"}
+            "php": "PHP_VERSION", "python": "PYTHON_VERSION", "nginx": "NGINX_VERSION", "wrk": "WRK_VERSION",
+            "node": "NODE_MAJOR", "erl": "OTP_MAJOR"}
 
 
 def _instructions(path: Path) -> list[str]:
@@ -146,7 +151,7 @@ def test_each_check_passes_the_pinned_version_and_fails_loudly_on_another(path, 
 
 def _run_check(check: str, arguments: dict[str, str], bin_dir: Path, right: bool) -> subprocess.CompletedProcess:
     bin_dir.mkdir(exist_ok=True)
-    for tool in set(re.findall(r'"?\b(go|java|rustc|cargo|php|python|nginx|wrk)(?:\$\{[A-Z_]+\}|[0-9.]*)"? ', check)):
+    for tool in set(re.findall(r'"?\b(go|java|rustc|cargo|php|python|nginx|wrk|node|erl)(?:\$\{[A-Z_]+\}|[0-9.]*)"? ', check)):
         good, bad, status = STAND_INS[tool]
         text = good.format(v=arguments[TOOL_ARG[tool]]) if right else bad
         names = {tool, f"{tool}{arguments.get(TOOL_ARG[tool], '')}"}

@@ -30,6 +30,7 @@ from loadlab.plots import (  # noqa: E402
     throughput_figure,
 )
 from loadlab.plots.palette import FALLBACK_COLOURS, series_style  # noqa: E402
+from loadlab.servers import RUNTIMES  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SERVERS = ["go-nethttp", "rust-tokio", "java-virtual", "java-virtual-jdk25"]
@@ -210,7 +211,7 @@ def test_a_runtime_has_the_same_colour_in_every_figure():
 
 def test_every_server_of_the_design_has_its_own_fixed_colour():
     servers = ["go-nethttp", "go-workerpool", "java-platform", "java-virtual", "rust-tokio", "php-swoole",
-               "python-asyncio", "nginx-baseline"]  # fmt: skip
+               "python-asyncio", "node-eventloop", "erlang-otp", "nginx-baseline"]  # fmt: skip
     colours = [runtime_colour(server) for server in servers]
     assert len(set(colours)) == len(servers)
     assert runtime_order(reversed(servers)) == servers
@@ -261,8 +262,10 @@ def test_runtime_colours_stay_apart_for_every_colour_vision(vision):
 
 
 def test_unknown_servers_get_a_deterministic_fallback_colour():
-    colour = runtime_colour("erlang-cowboy")
-    assert colour == runtime_colour("erlang-cowboy")
+    # Not a runtime of RUNTIMES (erlang-cowboy was, until erlang-otp joined: it draws as an erlang variant now).
+    assert "ocaml" not in {runtime.label for runtime in RUNTIMES}
+    colour = runtime_colour("ocaml-eio")
+    assert colour == runtime_colour("ocaml-eio")
     assert colour in FALLBACK_COLOURS
     assert colour not in RUNTIME_COLOURS.values()
 

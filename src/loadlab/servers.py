@@ -56,6 +56,8 @@ RUNTIMES = (
     Runtime("rust-tokio", "rust-tokio", "rust"),
     Runtime("php-swoole", "php-swoole", "swoole"),
     Runtime("python-asyncio", "python-asyncio", "python"),
+    Runtime("node-eventloop", "node-eventloop", "node"),
+    Runtime("erlang-otp", "erlang-otp", "erlang"),
     Runtime("nginx-baseline", "nginx-baseline", "nginx"),
 )
 

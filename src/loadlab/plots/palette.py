@@ -1,10 +1,13 @@
 """One fixed look (colour, marker, line style) per runtime and variant, in every figure.
 
-The eight runtime colours are the set of Okabe-Ito ("Color Universal
+The first eight runtime colours are the set of Okabe-Ito ("Color Universal
 Design", 2008) and Paul Tol colours whose smallest pairwise CIELAB distance
 is largest under normal vision and simulated protanopia, deuteranopia and
 tritanopia (Machado et al. 2009), and against the white background
-(tests/test_plots.py checks it). Families no longer share hues: the pairs a
+(tests/test_plots.py checks it). Node's brown and Erlang's violet came later:
+with those eight fixed, they are the pair from a 9-level RGB grid whose
+smallest distance to them and to each other, under all four visions, is
+largest (28.7; no Okabe-Ito or Tol colour left reaches the test's 18). Families no longer share hues: the pairs a
 notebook compares (go-nethttp / go-workerpool in 02, go / rust in 03,
 platform / virtual threads in 05) get the most distant colours, because a
 reader must tell those apart first.
@@ -38,6 +41,8 @@ RUNTIME_COLOURS: dict[str, str] = {
     "rust-tokio": "#D55E00",  # vermillion (Okabe-Ito)
     "php-swoole": "#000000",  # black
     "python-asyncio": "#332288",  # indigo (Tol)
+    "node-eventloop": "#886644",  # brown
+    "erlang-otp": "#AA22FF",  # violet
     # Grey: the ceiling, not a contestant. Darker than the #999 guide lines, and apart from java-platform's wine
     # under every simulated colour vision (#555 is not: 1.4 under deuteranopia).
     "nginx-baseline": "#808080",
@@ -51,11 +56,13 @@ RUNTIME_MARKERS: dict[str, str] = {
     "rust-tokio": "D",
     "php-swoole": "P",
     "python-asyncio": "X",
+    "node-eventloop": "p",
+    "erlang-otp": "h",
     "nginx-baseline": "*",
 }
 
 # The variant's marker: another filled shape, never a hollow one.
-VARIANT_MARKERS: dict[str, str] = {"o": ">", "s": "<", "^": "d", "v": "p", "D": "h", "P": "8", "X": "H", "*": "d"}
+VARIANT_MARKERS: dict[str, str] = {"o": ">", "s": "<", "^": "d", "v": "p", "D": "h", "P": "8", "X": "H", "*": "d", "p": "d", "h": "8"}
 
 # The other names of each runtime (claims.yaml's and the plans' short labels, java-threads' THREAD_MODEL variants),
 # from the one table of runtime names.
