@@ -185,7 +185,8 @@ def claim_table_html(rows: pd.DataFrame) -> str:
 def source_claims_table(claims: Mapping[str, Claim], source: str) -> pd.DataFrame:
     """A source's claims as a notebook shows them before measuring: id, what is claimed, in its units."""
     rows = [{"claim": claim.id, "statement": claim.claim or "", "quantity": strip_unit(claim.metric or ""),
-             "claimed values": format_mapping(claim.values, claim.unit or "") if claim.values else "",
+             "claimed values": format_mapping(claim.values, "" if claim.unit == COUNT_UNIT else claim.unit or "")
+             if claim.values else "",
              "note": claim.note or ""} for claim in claims.values() if claim.source == source]  # fmt: skip
     return pd.DataFrame(rows, columns=["claim", "statement", "quantity", "claimed values", "note"])
 

@@ -191,7 +191,7 @@ def threats_rows(verdicts: Iterable, claims: Mapping) -> list[dict]:
 
 
 THREATS_STYLE = ("<style>table.loadlab-threats{border-collapse:collapse;font-size:88%}table.loadlab-threats td,"
-                 "table.loadlab-threats th{border:1px solid #ccc;padding:.2em .4em;text-align:left;"
+                 "table.loadlab-threats th{border:1px solid #ccc;padding:.2em .4em;text-align:left !important;"
                  "vertical-align:top}</style>")
 
 

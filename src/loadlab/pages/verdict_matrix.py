@@ -40,7 +40,7 @@ MATRIX_COLUMNS = ("source", "claim", "comparison", "verdict", "claimed", "measur
 
 MATRIX_STYLE = (
     "<style>table.loadlab-matrix{border-collapse:collapse;font-size:90%;max-width:100%}"
-    "table.loadlab-matrix td,table.loadlab-matrix th{border:1px solid #ccc;padding:.2em .45em;text-align:left;"
+    "table.loadlab-matrix td,table.loadlab-matrix th{border:1px solid #ccc;padding:.2em .45em;text-align:left !important;"
     "vertical-align:top}"
     # The ratio reads on two lines at most; the measured text, often long (profiles), takes what is left.
     "table.loadlab-matrix td:nth-child(6){min-width:17em}table.loadlab-matrix td:nth-child(4){min-width:12em}"
