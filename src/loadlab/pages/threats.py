@@ -77,6 +77,10 @@ DIRECTIONS: dict[tuple[str, str], str] = {
                                        "process, so memory and goroutines grow less than in-process",
     ("S3", "cores and placement"): "a quota caps throughput and CPU (the ratio of two capped servers can shrink); "
                                    "memory is not capped",
+    ("S3", "window"): "a few seconds' window against the source's 100,000 requests: a slow start or a late GC weighs "
+                      "more or less; medians over 6 trials, not 3 runs",
+    ("S4", "window"): "shorter windows than the source's 30 s see less heap growth and fewer GC cycles: memory peaks "
+                      "can be lower for both",
     ("S3", "runtime versions"): "other Go, Rust and axum versions than the source's can move throughput either "
                                 "way",
     ("S4", "cores and placement"): "on one core Swoole's single worker and Go's scheduler compete alike; on 4, Go "
@@ -204,7 +208,8 @@ def threats_html(rows: list[dict]) -> str:
         for index, threat in enumerate(row["threats"]):
             claim = (f'<td rowspan="{len(row["threats"])}"><b>{html.escape(", ".join(row["claims"]))}</b><br>'
                      f'<small>{html.escape(row["run"])}</small></td>') if index == 0 else ""
-            measured = threat["measured"] or "not measured"
+            # No direction written: the two sides agree, or the difference cannot move a ratio; nothing to measure.
+            measured = threat["measured"] or ("not measured" if threat["could"] else "\N{EM DASH}")
             body.append(f"<tr>{claim}<td>{html.escape(threat['aspect'])}</td><td>{html.escape(threat['source'])}</td>"
                         f"<td>{html.escape(threat['here'])}</td><td>{html.escape(threat['could'])}</td>"
                         f"<td>{html.escape(measured)}</td></tr>")
