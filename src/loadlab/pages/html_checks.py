@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+from loadlab.plots.lint import alt_text_problems
+
 MAX_SIGNIFICANT_DIGITS = 6
 REPR_MARKERS = ("{'", "('")
 # A decimal number standing alone (not part of a word, a version like 1.2.3 or a hash).
@@ -78,8 +80,6 @@ def significant_digits(number_text: str) -> int:
     return len(digits)
 
 
-# nbconvert's words for an image given no alt text; an image with them (or with none) tells a reader nothing.
-DEFAULT_ALT = "No description has been provided for this image"
 _IMG_ALT = re.compile(r"<img\b[^>]*?\balt=\"([^\"]*)\"|<img\b(?![^>]*\balt=)[^>]*>", re.IGNORECASE)
 # Fewer words than this is a label, not a sentence saying what the figure shows.
 MIN_ALT_WORDS = 6
@@ -90,7 +90,8 @@ def missing_alt_texts(page_html: str) -> list[str]:
     bad = []
     for match in _IMG_ALT.finditer(page_html):
         alt = html.unescape(match.group(1) or "")
-        if not alt.strip() or DEFAULT_ALT in alt or len(alt.split()) < MIN_ALT_WORDS:
+        # Missing, blank or nbconvert's default: the figure lint's own rule (plots.lint), then the length.
+        if alt_text_problems(alt) or len(alt.split()) < MIN_ALT_WORDS:
             bad.append(alt or "(none)")
     return bad
 
