@@ -1,7 +1,6 @@
 """reports/index.html is rendered from its Jinja template, escaping what it shows."""
 
 import inspect
-import json
 
 from loadlab import report
 
@@ -11,16 +10,13 @@ TEMPLATE = report.TEMPLATES_DIR / report.INDEX_TEMPLATE / "index.html.j2"
 def test_the_index_page_comes_from_its_template_and_escapes_run_names(tmp_path, monkeypatch):
     notebook = tmp_path / "03-json-api.ipynb"
     notebook.write_text('{"cells": [{"cell_type": "markdown", "source": "# 03 · JSON <api>"}]}')
-    run = tmp_path / "r-1"
-    run.mkdir()
-    (run / "manifest.json").write_text(json.dumps({
-        "run_id": "e-quick-20261128T000000Z-abc123", "experiment": "e-quick", "status": "complete",
-        "created_utc": "2026-11-27T23:50:00+00:00", "updated_utc": "2026-11-28T00:00:00+00:00",
-        "provenance": {"git_commit": "9911b33aaaa", "git_dirty": True,
-                       "host": {"cpu_model": "AMD EPYC", "cpu_count": 2, "kernel": "6.18.44"}}}))
+    # As rundir.list_runs reads a run's manifest: its times and provenance (commit, host) with its counts.
     monkeypatch.setattr(report.rundir, "list_runs", lambda: [
         {"experiment": "<script>x</script>", "run_id": "r-1", "status": "complete", "planned": 4, "ok": 3,
-         "failed": 1, "updated_utc": "2026-11-28T00:00:00+00:00", "path": str(run)}])
+         "failed": 1, "created_utc": "2026-11-27T23:50:00+00:00", "updated_utc": "2026-11-28T00:00:00+00:00",
+         "provenance": {"git_commit": "9911b33aaaa", "git_dirty": True,
+                        "host": {"cpu_model": "AMD EPYC", "cpu_count": 2, "kernel": "6.18.44"}},
+         "path": str(tmp_path / "r-1")}])
     monkeypatch.setattr(report, "data_links", lambda run_id, page_dir: [("dataset", "data/index.html#run-r-1")])
     monkeypatch.setattr(report, "_runs_in_dataset", lambda page_dir: {"r-1"})  # a run a page recorded: linked
     page = report.write_index([notebook], "quick", output_dir=tmp_path).read_text()

@@ -217,13 +217,12 @@ def _run_rows(page_dir: Path) -> list[dict]:
     in_dataset = _runs_in_dataset(page_dir)
     rows = []
     for run in rundir.list_runs():
-        manifest = rundir.RunDirectory(Path(run["path"])).read_manifest()
-        provenance = manifest.provenance or {}
+        provenance = run["provenance"]
         # As the harness recorded them; the processed tables re-judge stalled trials (loadlab.outcome).
         trials = f"{run['ok']} of {run['planned']} ok, {run['failed']} failed" if run["planned"] else "microbenchmark"
         links = data_links(run["run_id"], page_dir) if run["run_id"] in in_dataset else []
         rows.append({"experiment": run["experiment"], "run_id": run["run_id"], "status": run["status"], "trials": trials,
-                     "measured": " to ".join(dict.fromkeys(t for t in (manifest.created_utc, run["updated_utc"]) if t)),
+                     "measured": " to ".join(dict.fromkeys(t for t in (run["created_utc"], run["updated_utc"]) if t)),
                      "machine": _machine_text(provenance), "commit": _commit_text(provenance),
                      "scale": rundir.run_scale(run["run_id"]) or "", "links": links})
     return rows

@@ -136,7 +136,7 @@ STATUS_INTERRUPTED = "interrupted"
 
 
 def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
-    """Every run under raw_dir with its status and trial counts, newest first."""
+    """Every run under raw_dir with its status, trial counts, times and provenance (commit, host), newest first."""
     runs = []
     for manifest_path in Path(raw_dir).glob("*/*/manifest.json"):
         try:
@@ -150,7 +150,9 @@ def list_runs(raw_dir: Path = paths.RAW_DIR) -> list[dict]:
             "planned": len(manifest.trial_order),
             "ok": manifest.count("ok"),
             "failed": manifest.count("failed"),
+            "created_utc": manifest.created_utc,
             "updated_utc": manifest.updated_utc,
+            "provenance": manifest.provenance or {},
             "path": str(manifest_path.parent),
         })
     return sorted(runs, key=lambda r: r["updated_utc"] or "", reverse=True)
