@@ -77,3 +77,13 @@ def test_the_loaded_trials_table_carries_the_derived_metrics(trials):
     assert loaded["cpu_allowance_cores"].tolist() == [1.0, 0.5]
     assert loaded["server_cpu_pct_of_allowance"].tolist() == pytest.approx([50.0, 40.0])
     assert np.isnan(loaded["cpu_us_per_request"].iloc[1])
+
+
+def test_an_ad_hoc_trials_allowance_is_read_from_its_one_trial_config():
+    # `loadlab trial` records a list of one TrialConfig (the guide's test leaves such a run in data/raw/adhoc/).
+    quota = Manifest("trial-1", "adhoc", "complete", parameters=[{"server": "go-nethttp", "cpu_quota": 0.25,
+                                                                 "server_cpus": "1"}])
+    pinned = Manifest("trial-2", "adhoc", "complete", parameters=[{"server": "go-nethttp", "cpu_quota": None,
+                                                                  "server_cpus": "0-1"}])
+    assert tables.cpu_allowance_cores(quota, "go-nethttp") == 0.25
+    assert tables.cpu_allowance_cores(pinned, "go-nethttp") == 2.0

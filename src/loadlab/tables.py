@@ -333,6 +333,9 @@ def _tables_version(out: Path) -> int | None:
 def cpu_allowance_cores(manifest: Manifest, label: str | None = None) -> float:
     """The CPU (cores) a server could use in this run: its own quota, the run's quota, or its pinned CPUs."""
     parameters = manifest.parameters or {}
+    if isinstance(parameters, list):
+        # An ad-hoc trial (`loadlab trial`) records its one trial's config, whose quota and CPUs are its placement.
+        parameters = {"placement": parameters[0] if parameters else {}}
     placement = parameters.get("placement") or {}
     for entry in parameters.get("servers") or []:
         if label is not None and (entry.get("label") or entry.get("server")) == label and entry.get("cpu_quota"):
