@@ -61,7 +61,35 @@ def _full_plan(name: str, quick: Experiment) -> Experiment | None:
     return None
 
 
+# Experiments the committed runs predate: costed around their window as the named run's trials were.
+SIMILAR_RUN = {"00-open-loop-ceiling": "00-loadgen-ceiling", "01-runtime-overhead-keepalive": "01-runtime-overhead",
+               "04-open-loop-latency": "01-open-loop-latency"}
+
+
+def planned_quick(capacities: dict[str, float] | None = None) -> dict[str, Experiment]:
+    """Every trial-based experiment as today's plans define it at quick (the counts do not depend on capacities)."""
+    capacities = capacities or {label: 1000.0 for label in ("go", "java-platform", "rust", "node", "erlang", "swoole")}
+    s = "quick"
+    experiments = [plans.noise(s), plans.loadgen_ceiling(s), plans.open_loop_ceiling(s), plans.server_capacity(s),
+                   plans.runtime_overhead(s), plans.runtime_overhead_keepalive(s),
+                   plans.runtime_overhead_latency(s, capacities),
+                   plans.worker_pool(s, 1000, plans.worker_pool_rates(s, 100.0)),
+                   plans.scheduler_calls(s, 1000, plans.scheduler_call_rates(s, 100.0)), plans.json_api(s),
+                   plans.io_coroutines(s), plans.io_coroutines_latency(s, capacities), plans.virtual_threads(s),
+                   plans.pinning(s), plans.cpu_profiles(s), plans.profiler_overhead(s)]
+    return {experiment.name.removesuffix("-quick"): experiment for experiment in experiments}
+
+
+def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
+    """Seconds: each scheduled trial's window and minimum warm-up, plus `around_window_s` (what a committed trial of
+    the same kind spent around them: start-up, verify, warm-up past its minimum, the tail, teardown)."""
+    conditions = {c["condition"]: c["config"] for c in experiment.conditions()}
+    return sum(conditions[row["condition"]].duration_s + conditions[row["condition"]].warmup_s + around_window_s
+               for row in experiment.schedule())
+
+
 def main() -> None:
+    around = {}
     rows = []
     for name, run_dir in quick_runs().items():
         records = _trial_records(run_dir)
@@ -75,6 +103,7 @@ def main() -> None:
         per_trial_s = [r["ended_unix_s"] - r["started_unix_s"] for r in records]
         config = records[0]["config"]
         around_window_s = statistics.median(per_trial_s) - config["duration_s"] - config["warmup_s"]
+        around[name] = around_window_s
         full = _full_plan(name, Experiment.from_record(manifest["parameters"]))
         full_trials = len(full.schedule()) if full is not None else None
         full_s = (full_trials * (full.durations.duration_s + full.durations.warmup_s + around_window_s)
@@ -91,6 +120,20 @@ def main() -> None:
 
     print(f"{'trials, in all':28s} {int(total(1)):12d} {_minutes(total(2)):>10s} {_minutes(total(3)):>26s} "
           f"{int(total(4)):12d} {_minutes(total(5)):>16s}")
+    print()
+    print("Today's plans at quick (projected: each trial's window and minimum warm-up, plus what a committed trial")
+    print("of the same experiment spent around them; runs without trials are not in it):")
+    print(f"{'experiment':32s} {'trials':>7s} {'shown':>6s} {'min (est.)':>11s}")
+    all_trials = all_shown = all_s = 0
+    for name, experiment in planned_quick().items():
+        around_s = around.get(name, around.get(SIMILAR_RUN.get(name, ""), 0.0))
+        schedule = experiment.schedule()
+        shown = {c["condition"] for c in experiment.conditions() if c["shown"]}
+        shown_count = sum(1 for row in schedule if row["condition"] in shown)
+        seconds = projected_quick_s(experiment, around_s)
+        all_trials, all_shown, all_s = all_trials + len(schedule), all_shown + shown_count, all_s + seconds
+        print(f"{name:32s} {len(schedule):7d} {shown_count:6d} {_minutes(seconds):>11s}")
+    print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s}")
 
 
 def _minutes(seconds: float | None) -> str:

@@ -4,7 +4,7 @@ import pytest
 import yaml
 
 from loadlab.errors import ParameterError
-from loadlab.experiment import Experiment
+from loadlab.experiment import Durations, Experiment, Load, ServerEntry
 
 BASE = {
     "name": "exp",
@@ -270,7 +270,9 @@ def test_the_quick_plans_give_the_jvms_their_jit_allowance_and_no_one_else():
     from loadlab import plans
 
     warm_ups = {c["label"]: c["config"].warmup_max_s for c in plans.runtime_overhead("quick").conditions()}
-    assert warm_ups == {"go": 6, "java-platform": 12, "java-virtual": 12, "rust": 6, "swoole": 6, "python": 6}
+    # Node's V8 compiles while it serves (loadlab.yaml: compiles_at_run_time); BEAM's JIT compiles when a module loads.
+    assert warm_ups == {"go": 6, "java-platform": 12, "java-virtual": 12, "rust": 6, "swoole": 6, "python": 6,
+                        "node": 12, "erlang": 6}
     open_loop = plans.runtime_overhead_latency("quick", {"go": 4000.0, "java-platform": 1500.0, "rust": 3000.0})
     assert {c["label"]: c["config"].warmup_s for c in open_loop.conditions()} == {"go": 6, "java-platform": 12,
                                                                                  "rust": 6}
@@ -287,8 +289,48 @@ def test_a_plan_change_in_warm_up_is_named_per_server_as_its_trials_get_it():
     plan = plans.runtime_overhead("quick")
     earlier = dataclasses.replace(plan, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
     changes = study.plan_differences(plan, Manifest("run-1", plan.name, "complete", parameters=earlier.to_dict()))
-    assert changes == [f"server {label}: warm-up 2-12 s -> 2-6 s" for label in ("go", "rust", "swoole", "python")]
+    assert changes == [f"server {label}: warm-up 2-12 s -> 2-6 s" for label in ("go", "rust", "swoole", "python", "erlang")]
     pinning = plans.pinning("quick")
     earlier = dataclasses.replace(pinning, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
     assert study.plan_differences(pinning, Manifest("run-1", pinning.name, "complete",
                                                     parameters=earlier.to_dict())) == []
+
+
+def test_a_shown_condition_runs_fewer_trials_in_the_first_blocks_and_a_judged_one_its_full_count():
+    """Issue 32's budget: conditions no verdict reads (a shown server, a shown level) get shown_trials."""
+    servers = [ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust", shown=True)]
+    experiment = Experiment(name="shown", servers=servers, trials_per_condition=6, shown_trials=3, seed=4,
+                            load=Load(mode="closed", route="/json", connections=[10, 100], shown_levels=[100]),
+                            durations=Durations(warmup_s=1, duration_s=2)).validate()
+    schedule = experiment.schedule()
+    counts = {name: sum(1 for row in schedule if row["condition"] == name) for name in {r["condition"] for r in schedule}}
+    assert counts == {"go@c10": 6, "go@c100": 3, "rust@c10": 3, "rust@c100": 3}
+    # Shown conditions sit in the first blocks, among the judged ones, not after them.
+    assert max(row["block"] for row in schedule if row["condition"].startswith("rust")) == 3
+    assert [row["trial"] for row in schedule] == list(range(1, len(schedule) + 1))
+    # Without shown conditions the order is the one every earlier run recorded (config.interleave's).
+    plain = Experiment(name="plain", servers=[ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust")],
+                       trials_per_condition=6, shown_trials=3, seed=4, load=Load(mode="closed", route="/json", connections=[10]),
+                       durations=Durations(warmup_s=1, duration_s=2)).validate()
+    from loadlab.config import interleave
+    assert [(r["block"] - 1, r["condition"]) for r in plain.schedule()] == interleave(["go@c10", "rust@c10"], 6, 4)
+
+
+def test_shown_trials_above_the_judged_count_or_an_unknown_shown_level_is_refused():
+    servers = [ServerEntry("go-nethttp", label="go")]
+    with pytest.raises(ParameterError, match="shown_trials"):
+        Experiment(name="x", servers=servers, trials_per_condition=3, shown_trials=6,
+                   load=Load(mode="closed", route="/json", connections=[10])).validate()
+    with pytest.raises(ParameterError, match="load.shown_levels"):
+        Experiment(name="x", servers=servers, load=Load(mode="closed", route="/json", connections=[10],
+                                                         shown_levels=[20])).validate()
+
+
+def test_the_quick_plans_judge_with_six_trials_and_draw_the_rest_with_three():
+    from loadlab import plans
+
+    trials = {(c["label"], c["level"]): c["trials"] for c in plans.runtime_overhead("quick").conditions()}
+    assert {label for (label, _), n in trials.items() if n == 6} == {"go", "java-platform", "rust"}
+    assert {n for (label, _), n in trials.items() if label in ("node", "erlang", "python", "swoole")} == {3}
+    s4 = {(c["label"], c["level"]): c["trials"] for c in plans.io_coroutines("quick").conditions()}
+    assert s4[("go", 400)] == s4[("swoole", 400)] == 6 and s4[("go", 40)] == 3

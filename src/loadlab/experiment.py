@@ -64,6 +64,8 @@ class ServerEntry(_KnownFields):
     cpu_quota: float | None = None
     # This server's own profilers, replacing the experiment's list for it (None: the experiment's).
     profilers: list[str] | None = None
+    # Shown beside the judged servers and read by no verdict: measured in Experiment.shown_trials trials a condition.
+    shown: bool = False
 
     def display_label(self) -> str:
         if self.label:
@@ -96,6 +98,8 @@ class Load(_KnownFields):
     max_in_flight: int = 10_000
     # The open loop's generator: "openloop" (the project's own, servers/loadgen/openloop) or "vegeta".
     open_loop_generator: str = "openloop"
+    # Levels no verdict reads (a sweep's middle, a rate past the knee): measured in Experiment.shown_trials trials.
+    shown_levels: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -142,6 +146,10 @@ class Experiment(_KnownFields):
     durations: Durations = field(default_factory=Durations)
     placement: Placement = field(default_factory=Placement)
     trials_per_condition: int = 3
+    # Trials of each condition no verdict reads (a shown server, a shown level); None: trials_per_condition. A
+    # verdict needs its family's trials on both sides; a condition that is only drawn does not, and the budget of
+    # the quick scale (issue 32) goes to the conditions that are judged.
+    shown_trials: int | None = None
     seed: int = 0
     verify: bool = True
     health_timeout_s: float = 60.0
@@ -160,7 +168,7 @@ class Experiment(_KnownFields):
                 settings={str(k): (str(v).lower() if isinstance(v, bool) else str(v))
                           for k, v in (raw.get("settings") or {}).items()},
                 label=raw.get("label"), route=raw.get("route"), capacity_rps=raw.get("capacity_rps"),
-                cpu_quota=raw.get("cpu_quota"), profilers=raw.get("profilers"),
+                cpu_quota=raw.get("cpu_quota"), profilers=raw.get("profilers"), shown=raw.get("shown", False),
             )
             for raw in document["servers"]
         ]
@@ -171,6 +179,7 @@ class Experiment(_KnownFields):
             durations=Durations(**(document.get("durations") or {})),
             placement=Placement(**(document.get("placement") or {})),
             trials_per_condition=document.get("trials_per_condition", 3),
+            shown_trials=document.get("shown_trials"),
             seed=document.get("seed", 0),
             verify=document.get("verify", True),
             health_timeout_s=document.get("health_timeout_s", 60.0),
@@ -229,6 +238,14 @@ class Experiment(_KnownFields):
         # The shape (every field known, of its type and range) is the schema's; the rest needs the servers and the host.
         schemas.check(self.to_dict(), "experiment")
         labels = [entry.display_label() for entry in self.servers]
+        if self.shown_trials is not None and self.shown_trials > self.trials_per_condition:
+            raise ParameterError("shown_trials", self.shown_trials,
+                                 f"at most trials_per_condition ({self.trials_per_condition}): a shown condition is "
+                                 "measured less than a judged one, never more")
+        unknown = [level for level in self.load.shown_levels if level not in self.levels()]
+        if unknown:
+            raise ParameterError("load.shown_levels", unknown[0], "one of the load's levels: " +
+                                 ", ".join(f"{level:g}" for level in self.levels()))
         duplicates = sorted({label for label in labels if labels.count(label) > 1})
         if duplicates:
             raise ParameterError("servers[].label", duplicates[0], "labels unique across servers (set label: to tell them apart)")
@@ -295,8 +312,18 @@ class Experiment(_KnownFields):
             server_sampling=placement.server_sampling,
         )
 
+    def is_shown(self, entry: ServerEntry, level) -> bool:
+        """Whether no verdict reads this condition: its server is shown only, or its level is."""
+        return entry.shown or any(float(level) == float(shown) for shown in self.load.shown_levels)
+
+    def trials_for(self, entry: ServerEntry, level) -> int:
+        """Trials of this condition: `shown_trials` where it is shown only (and set), else trials_per_condition."""
+        if self.shown_trials is not None and self.is_shown(entry, level):
+            return self.shown_trials
+        return self.trials_per_condition
+
     def conditions(self) -> list[dict]:
-        """Every condition: {condition, label, level, config}, in definition order."""
+        """Every condition: {condition, label, level, config, trials, shown}, in definition order."""
         out = []
         for entry in self.servers:
             for level in self.levels():
@@ -306,16 +333,22 @@ class Experiment(_KnownFields):
                     "label": entry.display_label(),
                     "level": level,
                     "config": self.trial_config(entry, level).validate(),
+                    "trials": self.trials_for(entry, level),
+                    "shown": self.is_shown(entry, level),
                 })
         return out
 
     def schedule(self) -> list[dict]:
         """The trial order: blocks of every condition once, each block shuffled (seeded).
 
+        A shown condition with fewer trials (`shown_trials`) sits in the first
+        blocks only, so drift still lands on it as on the others there.
         Returns [{trial: 1.., condition, block}] — trial numbers are the run order.
         """
-        names = [c["condition"] for c in self.conditions()]
-        order = interleave(names, self.trials_per_condition, self.seed)
+        conditions = self.conditions()
+        blocks = max(c["trials"] for c in conditions)
+        order = [(block, name) for block, name in interleave([c["condition"] for c in conditions], blocks, self.seed)
+                 if block < next(c["trials"] for c in conditions if c["condition"] == name)]
         return [{"trial": number, "condition": name, "block": block + 1}
                 for number, (block, name) in enumerate(order, start=1)]
 
@@ -341,3 +374,15 @@ def _field_path(index: int, parameter: str, value) -> str:
     if parameter.startswith("setting "):
         return f"servers[{index}].settings.{parameter.split(' ', 1)[1]}"
     return _TRIAL_FIELD_TO_PATH.get(parameter, parameter).format(i=index)
+
+
+def trials_text(parameters: dict, short: bool = False) -> str:
+    """How many trials each condition of a recorded experiment (a manifest's `parameters`) had, as a page says it:
+    "6 trials per condition", or "6 trials per judged condition, 3 per shown one" where shown conditions had fewer.
+    `short`, for a row already named "trials per condition": "6", or "6 per judged condition, 3 per shown one"."""
+    judged, shown = parameters.get("trials_per_condition", "?"), parameters.get("shown_trials")
+    has_shown = any(entry.get("shown") for entry in parameters.get("servers") or []) or \
+        bool((parameters.get("load") or {}).get("shown_levels"))
+    if shown is None or shown == judged or not has_shown:
+        return f"{judged}" if short else f"{judged} trials per condition"
+    return f"{judged}{'' if short else ' trials'} per judged condition, {shown} per shown one"

@@ -2,8 +2,11 @@
 
 - smoke: proves the pipeline end to end in minutes (CI); too few trials for
   verdicts, and the notebooks say so.
-- quick: the reference run (`make reproduce`): 6 trials per condition, the
-  fewest that give a 95% CI on a median and a U test that can reach p<0.01.
+- quick: the reference run (`make reproduce`): 6 trials per judged condition,
+  the fewest that give a 95% CI on a median and a U test that can reach
+  p<0.01; 3 per shown condition (a server or a level no verdict reads, drawn
+  beside the judged ones: `ServerEntry.shown`, `Load.shown_levels`), so the
+  quick budget (issue 32: at most 100 minutes cold) goes to the evidence.
 - full: more trials, longer windows, the whole level sweep.
 
 Each function returns an `Experiment` whose name carries the scale, so
@@ -30,12 +33,13 @@ class Scale:
     warmup_s: int
     warmup_max_s: int
     jit_warmup_max_s: int  # for JVM servers: long enough to reach steady state
+    shown_trials: int  # trials of a condition no verdict reads (Experiment.shown_trials)
 
 
 SCALES = {
-    "smoke": Scale("smoke", 2, 2, 1, 2, 3),
-    "quick": Scale("quick", 6, 5, 2, 6, 12),
-    "full": Scale("full", 10, 20, 5, 20, 60),
+    "smoke": Scale("smoke", 2, 2, 1, 2, 3, 2),
+    "quick": Scale("quick", 6, 5, 2, 6, 12, 3),
+    "full": Scale("full", 10, 20, 5, 20, 60, 10),
 }
 
 
@@ -57,11 +61,12 @@ def _durations(p: Scale, jit: bool, duration_s: int | None = None) -> Durations:
 
 
 def _experiment(name: str, p: Scale, servers, load: Load, jit: bool, seed: int, **extra) -> Experiment:
+    trials = extra.pop("trials", p.trials_per_condition)
     return Experiment(
         name=f"{name}-{p.name}", servers=servers, load=load,
         durations=extra.pop("durations", None) or _durations(p, jit, extra.pop("duration_s", None)),
-        placement=extra.pop("placement", Placement()), trials_per_condition=extra.pop("trials", p.trials_per_condition),
-        seed=seed, **extra,
+        placement=extra.pop("placement", Placement()), trials_per_condition=trials,
+        shown_trials=min(trials, p.shown_trials), seed=seed, **extra,
     ).validate()
 
 
@@ -147,12 +152,23 @@ ISOLATION = {"smoke": {"instances": 2, "windows": 2, "window_s": 1, "warmup_s": 
              "full": {"instances": 15, "windows": 5, "window_s": 5, "warmup_s": 5}}
 
 
+# 00's capacity ranking, and the atlas's capacity on one core: every other runtime beside the ceiling's servers,
+# on the same whole core under the same pipelined load. Shown: it ranks the runtimes and judges nothing.
+CAPACITY_RANKING_SERVERS = (JAVA_PLATFORM, JAVA_VIRTUAL, ServerEntry("python-asyncio", label="python"),
+                            ServerEntry("node-eventloop", label="node"), ServerEntry("erlang-otp", label="erlang"))
+
+
 def server_capacity(scale_name: str) -> Experiment:
-    """00: the same servers' capacity on a whole core with loadgen headroom: /plaintext pipelined 16 deep."""
+    """00: every runtime's capacity (req/s) on a whole core with loadgen headroom: /plaintext pipelined 16 deep.
+
+    Half the trials, as the loadgen's ceiling beside it: the capacities are
+    the instrument's check and the atlas's ranking, not a verdict's evidence.
+    """
     p = scale(scale_name)
-    return _experiment("00-server-capacity", p, list(CEILING_SERVERS),
+    servers = [*CEILING_SERVERS, *(dataclasses.replace(entry, shown=True) for entry in CAPACITY_RANKING_SERVERS)]
+    return _experiment("00-server-capacity", p, servers,
                        Load(mode="closed", route="/plaintext", connections=[64], pipeline_depth=CAPACITY_PIPELINE_DEPTH),
-                       False, 5)
+                       True, 5, trials=max(2, p.trials_per_condition // 2))
 
 
 # 01 (S1): S1 pinned each server to one core. Here every server gets its core whole, except those that outrun the
@@ -164,15 +180,24 @@ def server_capacity(scale_name: str) -> Experiment:
 # in notebook 00, gets rust's quarter. Java and Python keep their whole core: half a core for Java's
 # thread-per-request server (an earlier plan) throttled it to a fifth of its whole-core throughput at 1,000
 # connections and stalled it in 2 of 6 trials (2026-11-26): the CFS quota, not the model, was measured.
-S1_SERVER_QUOTAS = {"go": 0.5, "rust": 0.25, "swoole": 0.25}
+# Node.js and Erlang/OTP (issue 31) served /json on one core at 80-95% of Go's rate in their first sketch (2026-11-28),
+# so they get Go's half core: on a whole one they too would outrun the loadgen under S1's load.
+S1_SERVER_QUOTAS = {"go": 0.5, "rust": 0.25, "swoole": 0.25, "node": 0.5, "erlang": 0.5}
+# The runtimes S1's claims compare (judgements.s1.PAIRS, its latency claims): the others are drawn beside them,
+# in fewer trials (plans.Scale.shown_trials).
+S1_JUDGED = ("go", "java-platform", "rust")
+# Beyond the five posts (issue 31): the two other models that dominate servers, on every figure of 01.
+NEW_RUNTIMES = (ServerEntry("node-eventloop", label="node"), ServerEntry("erlang-otp", label="erlang"))
 
 
 def _s1_servers(servers: list[ServerEntry] | None) -> list[ServerEntry]:
     servers = servers or [
         ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, JAVA_VIRTUAL,
         ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
-        ServerEntry("python-asyncio", label="python"),
+        ServerEntry("python-asyncio", label="python"), *NEW_RUNTIMES,
     ]
+    servers = [entry if entry.display_label() in S1_JUDGED else dataclasses.replace(entry, shown=True)
+               for entry in servers]
     return [s1_jvm(dataclasses.replace(entry, cpu_quota=S1_SERVER_QUOTAS[entry.display_label()])
                    if entry.display_label() in S1_SERVER_QUOTAS and entry.cpu_quota is None else entry)
             for entry in servers]
@@ -187,9 +212,10 @@ def runtime_overhead(scale_name: str, servers: list[ServerEntry] | None = None) 
     server was given.
     """
     p = scale(scale_name)
-    # Two levels at least: memory per extra connection is what S1's 100,000 connections measure. Three decades in
-    # quick, up to 10,000: half the open-file limit the engine gives a container here (20,000).
-    levels = _by_scale(scale_name, [10, 100], [10, 1000, 10000], [10, 100, 1000, 5000, 10000])
+    # Two levels at least: memory per extra connection is what S1's 100,000 connections measure; S1's verdicts read
+    # the lowest and the top one. Quick holds those two, up to 10,000: half the open-file limit the engine gives a
+    # container here (20,000); full draws the sweep between them.
+    levels = _by_scale(scale_name, [10, 100], [10, 10000], [10, 100, 1000, 5000, 10000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
     return _experiment("01-runtime-overhead", p, _s1_servers(servers), load, True, 3,
                        placement=Placement(memory_limit_mib=4096))
@@ -219,7 +245,10 @@ def runtime_overhead_keepalive(scale_name: str) -> Experiment:
 # Rust serve, so only Java's knee could be drawn and all three were offered one rate, a fraction of Java's
 # capacity (issue 28 has the measurements).
 LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5, 1.2], "quick": [0.5, 0.8, 1.2], "full": [0.25, 0.5, 0.8, 0.9, 1.0, 1.2]}
-LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
+LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"),
+                   *NEW_RUNTIMES)
+# The rate past the knee draws the knee; no verdict reads it (judgements.open_loop judges below both knees).
+LATENCY_SHOWN_FRACTIONS = (1.2,)
 # Enough for the rates offered below the knee (thousands a second at ~1 ms each need a few in flight); past it,
 # the due requests wait for a connection, their latency running from their intended time, and those still
 # waiting at the window's end are counted as unsent.
@@ -241,9 +270,11 @@ def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) 
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
                              ", ".join(entry.label for entry in LATENCY_SERVERS))
-    load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
+    fractions = LATENCY_CAPACITY_FRACTIONS[p.name]
+    load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=fractions,
                 capacity_basis="own", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
-                connection_mode=S1_CONNECTION_MODE)
+                connection_mode=S1_CONNECTION_MODE,
+                shown_levels=[fraction for fraction in LATENCY_SHOWN_FRACTIONS if fraction in fractions])
     # An open loop has no steady-state test: a JVM warms up as long as its JIT needs (its first seconds run at ~70%
     # of its steady throughput here), the others as long as the closed loop's longest warm-up.
     return _experiment("01-open-loop-latency", p, servers, load, True, 10,
@@ -257,7 +288,9 @@ def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) 
 # quick holds S2's own point (5x for S2's 60 s); full steps the load up to it.
 WORKER_POOL_LOAD_FACTORS = {"smoke": [0.5], "quick": [5.0], "full": [0.5, 0.9, 1.5, 5.0]}
 # S2 ran 60 s and crashed at second 37: windows that long, so a backlog can build and a crash can happen.
-WORKER_POOL_WINDOW_S = {"smoke": 2, "quick": 60, "full": 60}
+# Quick judges S2's claims on the in-process form (S2_IN_PROCESS, S2's own 60 s) and keeps the HTTP extension short
+# and few (20 s, half the trials): it gives S2-feasibility a median and the extension's figures (issue 32's budget).
+WORKER_POOL_WINDOW_S = {"smoke": 2, "quick": 20, "full": 60}
 # A limit that S2's own numbers, scaled to the one core a server has here, put between its two servers: S2's
 # unbounded server peaked at 1,240 MB on 4 cores (310 MB a core) before it ran out of memory, its pool at
 # 316 MB (79 MB a core). A backlog that grew as S2 describes exhausts 256 MiB within the window; the pool's
@@ -305,9 +338,10 @@ def worker_pool(scale_name: str, cpu_rounds: int, rates_rps: list[float]) -> Exp
     """02 (S2): open loop on /mixed, a goroutine per request vs a 12-worker pool (blocking, as S2's, and rejecting),
     in S2's 60 s windows under a memory limit its unbounded server would exhaust (WORKER_POOL_MEMORY_LIMIT_MIB)."""
     p = scale(scale_name)
+    trials = p.trials_per_condition if p.name == "full" else max(2, p.trials_per_condition // 2)
     return _experiment("02-worker-pool", p, [*S2_SERVERS, REJECTING_POOL], _s2_load(cpu_rounds, rates_rps), False, 4,
                        placement=Placement(memory_limit_mib=WORKER_POOL_MEMORY_LIMIT_MIB),
-                       profilers=list(WORKER_POOL_PROFILERS), duration_s=WORKER_POOL_WINDOW_S[p.name])
+                       profilers=list(WORKER_POOL_PROFILERS), duration_s=WORKER_POOL_WINDOW_S[p.name], trials=trials)
 
 
 # S2-mcall: the scheduler's calls counted with uprobes, in trials of their own: every counted call traps into
@@ -342,12 +376,13 @@ def cpu_profiles(scale_name: str) -> Experiment:
     Each server gets only its own profiler (`ServerEntry.profilers`).
     """
     p = scale(scale_name)
+    # S1-flame-go, -java and -rust read go, java-platform and rust; java-virtual and python are drawn beside them.
     servers = [
         ServerEntry("go-nethttp", label="go", profilers=["pprof"]),
         s1_jvm(dataclasses.replace(JAVA_PLATFORM, profilers=["jfr", "jfr-locks"])),
-        s1_jvm(dataclasses.replace(JAVA_VIRTUAL, profilers=["jfr", "jfr-locks"])),
+        s1_jvm(dataclasses.replace(JAVA_VIRTUAL, profilers=["jfr", "jfr-locks"], shown=True)),
         ServerEntry("rust-tokio", label="rust", profilers=["perf"]),
-        ServerEntry("python-asyncio", label="python", profilers=["py-spy"]),
+        ServerEntry("python-asyncio", label="python", profilers=["py-spy"], shown=True),
     ]
     levels = _by_scale(scale_name, [100], [100], [100, 1000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
@@ -385,8 +420,10 @@ def profiler_overhead(scale_name: str) -> Experiment:
                                            label=f"java-virtual+jfr-{settings}", profilers=[]))
     levels = _by_scale(scale_name, [100], [100], [100])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
+    # No verdict reads it: the page bounds each profiler's cost beside the flame graphs. Half the trials at quick.
     return _experiment("06-profiler-overhead", p, servers, load, False,
-                       13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
+                       13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA),
+                       trials=p.trials_per_condition if p.name == "full" else max(2, p.trials_per_condition // 2))
 
 
 def json_api(scale_name: str) -> Experiment:
@@ -394,19 +431,25 @@ def json_api(scale_name: str) -> Experiment:
     p = scale(scale_name)
     servers = [ServerEntry("go-nethttp", label="go"), ServerEntry("rust-tokio", label="rust")]
     levels = _by_scale(scale_name, [256], [64, 256], [16, 64, 256, 1024])
-    return _experiment("03-json-api", p, servers, Load(mode="closed", route="/api/users", connections=levels), False, 5,
-                       placement=Placement(cpu_quota=SERVER_CPU_QUOTA))
+    # S3's verdicts read the top level (judgements.s3); the lower ones are drawn.
+    load = Load(mode="closed", route="/api/users", connections=levels, shown_levels=levels[:-1])
+    return _experiment("03-json-api", p, servers, load, False, 5, placement=Placement(cpu_quota=SERVER_CPU_QUOTA))
 
 
 def io_coroutines(scale_name: str) -> Experiment:
     """04 (S4): /io?ms=10 at 400 connections: Go vs Swoole and the others, against Little's law."""
     p = scale(scale_name)
+    # S4 compares go and swoole (judgements.s4); the others, Node.js and Erlang/OTP included (issue 31), are drawn
+    # beside them against the same Little's law.
     servers = [
         ServerEntry("go-nethttp", label="go"), ServerEntry("php-swoole", label="swoole"),
-        ServerEntry("rust-tokio", label="rust"), JAVA_VIRTUAL, ServerEntry("python-asyncio", label="python"),
+        *(dataclasses.replace(entry, shown=True) for entry in (
+            ServerEntry("rust-tokio", label="rust"), JAVA_VIRTUAL, ServerEntry("python-asyncio", label="python"),
+            *NEW_RUNTIMES)),
     ]
-    # Two levels: 400 is the claim's; 40 gives the memory each extra in-flight request costs.
-    return _experiment("04-io-coroutines", p, servers, Load(mode="closed", route="/io?ms=10", connections=[40, 400]), True, 6)
+    # Two levels: 400 is the claim's and the verdicts'; 40 gives the memory each extra in-flight request costs.
+    load = Load(mode="closed", route="/io?ms=10", connections=[40, 400], shown_levels=[40])
+    return _experiment("04-io-coroutines", p, servers, load, True, 6)
 
 
 # S4-latency, open loop. S4's latency (a mean under wrk -c400) is a closed loop's: by Little's law it is 400 /
@@ -427,8 +470,10 @@ def io_coroutines_latency(scale_name: str, capacities_rps: dict[str, float]) -> 
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
                              ", ".join(entry.label for entry in IO_LATENCY_SERVERS))
-    load = Load(mode="open", route="/io?ms=10", connections=[1], capacity_fractions=LATENCY_CAPACITY_FRACTIONS[p.name],
-                capacity_basis="own", request_timeout_s=10, max_in_flight=IO_LATENCY_MAX_IN_FLIGHT)
+    fractions = LATENCY_CAPACITY_FRACTIONS[p.name]
+    load = Load(mode="open", route="/io?ms=10", connections=[1], capacity_fractions=fractions,
+                capacity_basis="own", request_timeout_s=10, max_in_flight=IO_LATENCY_MAX_IN_FLIGHT,
+                shown_levels=[fraction for fraction in LATENCY_SHOWN_FRACTIONS if fraction in fractions])
     return _experiment("04-open-loop-latency", p, servers, load, False, 16)
 
 
@@ -440,8 +485,10 @@ def virtual_threads(scale_name: str) -> Experiment:
         for jdk in ("jdk21", "jdk25") for model in ("platform", "virtual")
     ]
     levels = _by_scale(scale_name, [500], [1000], [100, 1000, 4000])
+    # S5's verdicts read the microbenchmarks (judgements.s5); this HTTP run is their extension: half the trials at quick.
     return _experiment("05-virtual-threads", p, servers, Load(mode="closed", route="/io?ms=20", connections=levels), True, 7,
-                       placement=Placement(memory_limit_mib=4096), profilers=list(VIRTUAL_THREAD_PROFILERS))
+                       placement=Placement(memory_limit_mib=4096), profilers=list(VIRTUAL_THREAD_PROFILERS),
+                       trials=p.trials_per_condition if p.name == "full" else max(2, p.trials_per_condition // 2))
 
 
 def pinning(scale_name: str) -> Experiment:
@@ -452,4 +499,5 @@ def pinning(scale_name: str) -> Experiment:
         for jdk in ("jdk21", "jdk25")
     ]
     return _experiment("05-pinning", p, servers, Load(mode="closed", route="/io?ms=20", connections=[200]), True, 8,
-                       profilers=list(VIRTUAL_THREAD_PROFILERS))
+                       profilers=list(VIRTUAL_THREAD_PROFILERS),
+                       trials=p.trials_per_condition if p.name == "full" else max(2, p.trials_per_condition // 2))

@@ -10,6 +10,7 @@ from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import Family, judge_ratio
 from loadlab.judgements.verdicts import Verdict, claimed_ratio, ratio_verdict
 from loadlab.tables import cpu_allowance_cores, with_metrics  # noqa: F401  (the judgement modules import them here)
+from loadlab.experiment import trials_text
 from loadlab.manifest import Manifest
 
 # A closed loop keeps a pinned server busy: at or above this share of its CPU
@@ -92,7 +93,7 @@ def setup_text(manifest: Manifest, level=None) -> str:
         what = f"closed loop (wrk) at {level} connections" if level is not None else "closed loop (wrk)"
     return (f"{what}{connection_mode_text(load)} on {load.get('route', '?')}, "
             f"{durations.get('duration_s', '?')} s windows, "
-            f"{parameters.get('trials_per_condition', '?')} trials per condition; server on CPU "
+            f"{trials_text(parameters)}; server on CPU "
             f"{placement.get('server_cpus', '?')}{quota_text(manifest)}, loadgen on CPU {placement.get('loadgen_cpus', '?')}")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from loadlab import hostfacts, paths, rundir
 from loadlab.claims import Source
+from loadlab.experiment import trials_text
 from loadlab.rundir import write_json_atomic
 
 from .numbers import format_number
@@ -208,7 +209,7 @@ def run_row(facts: RunFacts) -> dict[str, str]:
         return row
     durations = parameters.get("durations") or {}
     row.update({
-        "trials per condition": f"{parameters.get('trials_per_condition', '?')}, a fresh container each, order randomized",
+        "trials per condition": f"{trials_text(parameters, short=True)}, a fresh container each, order randomized",
         "window": f"{format_number(durations.get('duration_s', float('nan')))} s",
         "warm-up": _warmup_text(durations),
         "placement": _placement_text(parameters),
@@ -262,8 +263,7 @@ def this_setup(facts: RunFacts) -> dict[str, str]:
         "load and requests": f"{_load_text(parameters)}; {connection_mode(parameters.get('load') or {})}"
                              + connection_ceiling_text(facts.connection_limits),
         "window and repetitions": (f"{format_number(durations.get('duration_s', float('nan')))} s window after "
-                                   f"{_warmup_text(durations)} warm-up; {parameters.get('trials_per_condition', '?')} "
-                                   "trials per condition, medians with 95% CIs"),
+                                   f"{_warmup_text(durations)} warm-up; {trials_text(parameters)}, medians with 95% CIs"),
         OTHER_ASPECT: "",
     }  # fmt: skip
 

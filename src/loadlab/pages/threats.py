@@ -17,6 +17,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Iterable, Mapping
 
+from loadlab.experiment import trials_text
+
 from .claim_table import _field
 from .provenance import RunFacts, _load_text, _placement_text, connection_mode, hardware_text, run_facts
 
@@ -135,7 +137,7 @@ def _window(facts: RunFacts) -> str:
     if not facts.trial_runs:
         return "a fresh process per repetition"
     return (f"{_parameter(facts, 'durations', 'duration_s'):g} s after a warm-up; "
-            f"{_parameter(facts, 'trials_per_condition')} trials per condition, medians")
+            f"{trials_text(facts.parameters)}, medians")
 
 
 # This collection's side of each aspect, read from the run (RunFacts).
