@@ -97,3 +97,44 @@ def test_a_run_without_a_recorded_sitting_gets_no_margin_and_says_why():
     found = margins.noise_margins(Manifest("old-run", "01-runtime-overhead-quick", "complete"), ["throughput_rps"])
     assert dict(found) == {} and "records no sitting" in found.why
     assert found.source_text().startswith("no noise margin: run old-run records no sitting")
+
+
+def _open_loop_trials(rng, spread_by_label, level=0.8, n=6, shift=None):
+    rows, trial = [], 0
+    for label, spread in spread_by_label.items():
+        for _ in range(n):
+            trial += 1
+            base = (shift or {}).get(label, 1.0)
+            rows.append({"trial": trial, "label": label, "level": level, "status": "ok", "loadgen_saturated": False,
+                         "latency_p99_s": 0.002 * base * math.exp(rng.normal(0, spread))})
+        rows.append({"trial": trial + 100, "label": label, "level": 0.5, "status": "ok", "loadgen_saturated": False,
+                     "latency_p99_s": 0.5})  # another level: never in the margin
+    return pd.DataFrame(rows)
+
+
+def test_an_open_loop_margin_comes_from_its_own_servers_pairs_within_each_server_not_across():
+    """Issue 28's note: S1-p99 took 00's closed-loop A/A margin; its margin is now its own load's."""
+    rng = np.random.default_rng(3)
+    # The two servers differ tenfold; within each, instances spread by about 10%.
+    trials = _open_loop_trials(rng, {"go": 0.10, "java-platform": 0.10}, shift={"java-platform": 10.0})
+    found = margins.margins_from_replicates(trials, ("go", "java-platform"), 0.8, ["latency_p99_s"], "run-x",
+                                            "open loop")
+    # Within-server pairs give about exp(2.77 x 10%) - 1 = 32% (wide at 6 trials a server); pairs across the two
+    # servers would put the tenfold difference under test into the noise (a margin of many times).
+    assert 0.1 < found["latency_p99_s"] < 1.5
+    assert "go and java-platform's own trials at level 0.8 of run run-x" in found.source_text()
+    # Too few trials at the level: no margin, and the record says why.
+    few = margins.margins_from_replicates(trials[trials["trial"] % 6 < 3], ("go", "java-platform"), 0.8,
+                                          ["latency_p99_s"], "run-x", "open loop")
+    assert not few and "fewer than 4 evidence trials" in few.source_text()
+
+
+def test_an_open_loop_margin_names_and_leaves_out_a_disturbed_instance():
+    rng = np.random.default_rng(5)
+    trials = _open_loop_trials(rng, {"go": 0.03, "swoole": 0.03})
+    calm = margins.margins_from_replicates(trials, ("go", "swoole"), 0.8, ["latency_p99_s"], "r", "open loop")
+    first = trials.index[(trials["label"] == "go") & (trials["level"] == 0.8)][0]
+    trials.loc[first, "latency_p99_s"] *= 20  # one host stall in one trial
+    disturbed = margins.margins_from_replicates(trials, ("go", "swoole"), 0.8, ["latency_p99_s"], "r", "open loop")
+    assert disturbed.disturbed["latency_p99_s"] == [int(trials.loc[first, "trial"])]
+    assert disturbed["latency_p99_s"] == pytest.approx(calm["latency_p99_s"], rel=0.5)

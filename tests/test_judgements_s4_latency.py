@@ -30,7 +30,7 @@ def open_loop_run(swoole_mean_ms: float):
 
 def test_s4_latency_is_judged_on_the_mean_below_both_knees_and_says_so():
     trials, manifest = open_loop_run(swoole_mean_ms=12.0)
-    verdict = s4.latency(trials, manifest, "run-1", CLAIMS["S4-latency"], {}, "04-io-coroutines")
+    verdict = s4.latency(trials, manifest, "run-1", CLAIMS["S4-latency"], "04-io-coroutines")
     assert verdict.claim_id == "S4-latency" and (verdict.baseline, verdict.candidate) == ("go", "swoole")
     assert "at 0.8 of each server's own capacity" in verdict.context
     assert "go 24,000 req/s, swoole 16,000 req/s" in verdict.context
@@ -41,7 +41,7 @@ def test_s4_latency_is_judged_on_the_mean_below_both_knees_and_says_so():
 
 def test_without_swoole_in_the_open_loop_s4_latency_is_not_testable():
     trials, manifest = open_loop_run(swoole_mean_ms=12.0)
-    verdict = s4.latency(trials[trials["label"] == "go"], manifest, "run-1", CLAIMS["S4-latency"], {}, "04")
+    verdict = s4.latency(trials[trials["label"] == "go"], manifest, "run-1", CLAIMS["S4-latency"], "04")
     assert verdict.verdict == rule.NOT_TESTABLE and "not both of go and swoole" in verdict.explanation
 
 

@@ -65,14 +65,18 @@ _SAME_QUANTITY_SUFFIXES = ("_bytes", "_mib", "_mb", "_s", "_ms", "_us", "_second
 class NoiseMargins(dict):
     """{metric: m}, with where the margins came from: the A/A run, or why there is none."""
 
-    def __init__(self, margins=(), aa_run_id: str | None = None, why: str = "", disturbed=None, spreads=None):
+    def __init__(self, margins=(), aa_run_id: str | None = None, why: str = "", disturbed=None, spreads=None,
+                 source: str | None = None):
         super().__init__(margins)
         self.aa_run_id = aa_run_id
         self.why = why
         self.disturbed = dict(disturbed or {})
         self.spreads = dict(spreads or {})
+        self.source = source  # where margins not from an A/A run came from (margins_from_replicates)
 
     def source_text(self) -> str:
+        if self.source is not None:
+            return self.source
         if self.aa_run_id is None:
             return f"no noise margin: {self.why}"
         disturbed = "; ".join(f"{metric}: trials {', '.join(map(str, trials))}"
@@ -163,6 +167,49 @@ def margins_from_aa(aa_trials: pd.DataFrame, names: Iterable[str], aa_run_id: st
         if math.isfinite(spread):
             margins[metric], disturbed[metric], spreads[metric] = margin_from_spread(spread), named, spread
     return NoiseMargins(margins, aa_run_id=aa_run_id, disturbed=disturbed, spreads=spreads)
+
+
+def margins_from_replicates(trials: pd.DataFrame, labels: Iterable[str], level, names: Iterable[str],
+                            run_id: str, load_text: str) -> NoiseMargins:
+    """The margin of each metric from the compared servers' own trials at one level: every trial is a fresh
+    instance, so each pair of one server's trials is a pair of instances, as in the A/A (module docstring).
+
+    For a load the A/A run does not measure: 00's A/A is a closed loop on /json, and a closed loop's p99 is not
+    an open loop's at a fraction of capacity, so an open-loop verdict takes its margin from its own load (issue
+    28's note: a margin measured elsewhere is not this comparison's). Pairs are taken within each server only
+    (a pair across the two servers would count the difference under test as noise) and pooled; a server needs
+    4 evidence trials at the level, and a trial farther than DISTURBED_SPREADS of its server's own spread from
+    its median is named and left out, as in the A/A.
+    """
+    labels = list(labels)
+    evidence = evidence_policy.evidence_rows(trials)
+    evidence = metrics.with_derived(evidence[(evidence["level"] == level) & evidence["label"].isin(labels)])
+    margins, disturbed, spreads = {}, {}, {}
+    for metric in dict.fromkeys(names):
+        name = metrics.canonical(metric)
+        column = _recorded_column(name, evidence.columns) or (name if name in evidence else None)
+        if column is None:
+            continue
+        differences, named = [], []
+        for _label, own in evidence.groupby("label"):
+            spread, far = instance_spread(own, column)
+            if not math.isfinite(spread):
+                continue
+            kept = own[~own["trial"].isin(far)] if "trial" in own else own
+            values = pd.to_numeric(kept[column], errors="coerce")
+            logs = np.log(values[values.notna() & (values > 0)].to_numpy(dtype=float))
+            upper = np.triu_indices(logs.size, k=1)
+            differences.extend(np.abs(logs[:, None] - logs[None, :])[upper])
+            named.extend(far)
+        if len(differences) >= 6:  # at least the pairs of 4 instances of one server
+            spread = SHAMOS_TO_SD * float(np.median(differences))
+            margins[metric], disturbed[metric], spreads[metric] = margin_from_spread(spread), named, spread
+    source = (f"noise margins from the instance spread of {' and '.join(labels)}'s own trials at level {level:g} of "
+              f"run {run_id} ({load_text}): pairs of one server's fresh instances, as in the A/A, whose closed loop "
+              "on /json is another load")
+    return NoiseMargins(margins, why="" if margins else "too few evidence trials at the level", disturbed=disturbed,
+                        spreads=spreads, source=source if margins else f"no noise margin: {run_id} had fewer than 4 "
+                        f"evidence trials of a server at level {level:g}")
 
 
 def aa_run_in_sitting(sitting: dict | None, raw_dir: Path | None = None) -> Path | None:

@@ -17,6 +17,7 @@ import pandas as pd
 from loadlab import metrics, profiles, stats, units
 from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
+from loadlab.judgements import margins as noise_margins
 from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements._common import cpu_pct_of_allowance, judge_claimed_ratio
 from loadlab.judgements._common import connection_mode_text, quota_text, setup_text
@@ -146,11 +147,14 @@ def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_le
             + ", ".join(parts) + "; the claim's 100,017 threads at 100,000 connections is one a connection")
 
 
-def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], margins: dict[str, float],
-                notebook: str, run_id: str, manifest: Manifest) -> Verdict:
+def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], notebook: str, run_id: str,
+                manifest: Manifest) -> Verdict:
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
-    below both servers' knees (`open_loop.latency_fraction`)."""
+    below both servers' knees (`open_loop.latency_fraction`), against the noise margin of that load itself (the
+    two servers' own trials there: `margins.margins_from_replicates`), not the closed-loop A/A's."""
     fraction, judged = open_loop_judging.judged_at(open_loop, labels, manifest)
+    margins = noise_margins.margins_from_replicates(open_loop, labels, fraction, ["latency_p99_s"], run_id,
+                                                    "open loop, a connection per request")
     load = manifest.parameter("load")
     duration = manifest.parameter("durations").get("duration_s", "?")
     context = (f"{judged}, on {load.get('route', '?')}{connection_mode_text(load)}, {duration} s windows"
@@ -210,8 +214,7 @@ def runtime_overhead(trials: pd.DataFrame, manifest: Manifest, claims: dict[str,
                 family_size=FAMILY.size, context=context))
         if open_loop is not None and {baseline, candidate} <= set(open_loop[0]["label"]):
             open_trials, open_manifest, open_run_id = open_loop
-            verdicts.append(latency_p99(open_trials, claims["S1-p99"], labels, margins, notebook, open_run_id,
-                                        open_manifest))
+            verdicts.append(latency_p99(open_trials, claims["S1-p99"], labels, notebook, open_run_id, open_manifest))
         else:
             absent = sorted({baseline, candidate} - set(open_loop[0]["label"])) if open_loop is not None else []
             why = (f"no open-loop trials of {', '.join(absent)}: it had no measured capacity (no evidence trial at the "

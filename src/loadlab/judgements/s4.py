@@ -6,6 +6,7 @@ import pandas as pd
 
 from loadlab import metrics
 from loadlab.claims import Claim
+from loadlab.judgements import margins as noise_margins
 from loadlab.judgements import open_loop as open_loop_judging
 from loadlab.judgements.evidence import evidence_trials
 from loadlab.judgements._common import both_at_allowance, judge_claimed_ratio, setup_text, with_metrics
@@ -55,17 +56,17 @@ def io_coroutines(trials: pd.DataFrame, manifest: Manifest, claims: dict[str, Cl
         verdicts.append(Verdict(LATENCY_CLAIM, NOT_TESTABLE, f"no open-loop run to judge it on: {CLOSED_LOOP_MEAN}",
                                 notebook, run_id, baseline="go", candidate="swoole", context=context))
     else:
-        verdicts.append(latency(*open_loop, claims[LATENCY_CLAIM], margins, notebook))
+        verdicts.append(latency(*open_loop, claims[LATENCY_CLAIM], notebook))
     verdicts.append(errors(data, claims["S4-errors"], level, notebook, run_id, context))
     verdicts.append(littles_law(data, claims, level, notebook, run_id, context))
     verdicts.append(stack(notebook, run_id))
     return verdicts
 
 
-def latency(open_trials: pd.DataFrame, manifest: Manifest, run_id: str, claim: Claim, margins: dict[str, float],
-            notebook: str) -> Verdict:
+def latency(open_trials: pd.DataFrame, manifest: Manifest, run_id: str, claim: Claim, notebook: str) -> Verdict:
     """S4-latency on an open loop at fractions of each server's capacity: the trials' mean latency (the quantity
-    S4 names) at the highest fraction below both knees (`open_loop.latency_fraction`)."""
+    S4 names) at the highest fraction below both knees (`open_loop.latency_fraction`), against the noise margin
+    of that load (go's and swoole's own trials there: `margins.margins_from_replicates`)."""
     present = set(open_trials["label"]) if not open_trials.empty else set()
     if not set(LABELS) <= present:
         return Verdict(LATENCY_CLAIM, NOT_TESTABLE, "the open loop measured " + (", ".join(sorted(present)) or "no server")
@@ -79,6 +80,8 @@ def latency(open_trials: pd.DataFrame, manifest: Manifest, run_id: str, claim: C
                f"trial's requests, the quantity S4 names; the source's mean was a closed loop's ({CLOSED_LOOP_MEAN}); "
                f"{SOURCE_SETUP}")
     data = metrics.with_derived(open_trials)  # latency_mean_ms
+    margins = noise_margins.margins_from_replicates(data, LABELS, fraction, [LATENCY_METRIC], run_id,
+                                                    f"open loop on {load.get('route', '?')}")
     return judge_claimed_ratio(claim, data, LATENCY_METRIC, LABELS, LABELS, FAMILY, margins, notebook, run_id,
                                fraction, context)
 
