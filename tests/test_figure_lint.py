@@ -219,6 +219,13 @@ def _latency_knee():
                                      x_label="offered load (fraction of Java's capacity)", title="01: open loop")
 
 
+def _atlas():
+    latency = _run(plans.runtime_overhead_latency("quick", {"java-platform": 1.0}))  # the capacity only names the run
+    table = pages.atlas_table(_run(plans.runtime_overhead("quick")), latency, _run(plans.server_capacity("quick")),
+                              "quick")
+    return plots.atlas_figure(table, pages.atlas_panels(latency), pages.ATLAS_RUNTIMES, title="07: the atlas")
+
+
 def _json_api_forest():
     s = _run(plans.json_api("quick"))
     trials = s.trials  # server_cpu_pct and memory_peak_mib: derived on load (loadlab.metrics)
@@ -283,6 +290,7 @@ FIGURE_CASES = {
     "04 memory over time": (plots.memory_over_time_figure, _memory_over_time(plans.io_coroutines("quick"))),
     "05 memory and threads over time": (plots.resources_over_time_figure, _virtual_threads_resources),
     "05 pinning (stalled trials)": (plots.throughput_figure, _pinning),
+    "07 the atlas (every runtime, six panels, runtimes not measured)": (plots.atlas_figure, _atlas),
     "99 forest of every verdict": (plots.forest_figure, _every_verdict_forest),
 }
 

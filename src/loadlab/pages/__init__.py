@@ -5,6 +5,7 @@
 - claim_rows: per verdict, claimed and measured values, ratios, the command
   that reproduces it and links to its data;
 - noise_band_columns: each verdict's own A/A noise band, for forest plots;
+- atlas: notebook 07's table of every runtime on the same axes (median [CI], n, run, condition), and what it lacks;
 - capacity_ranking_text: notebook 00's ranking of the fastest servers, in sentences,
   open_loop_ceiling_text: the open loop's ceiling, and CEILING_LINES: the two loadgen
   utilizations the ceiling figure is read against;
@@ -19,6 +20,9 @@
   a landing page with one anchor per run) and every column's unit and meaning.
 """
 
+from .atlas import ATLAS_RUNTIMES, atlas_display, atlas_finding, atlas_table, few_trials_text, not_measured_text
+from .atlas import basis_text as atlas_basis_text
+from .atlas import panels as atlas_panels
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
 from .threats import threats_html, threats_rows
 from .verdict_matrix import VERDICT_COLOURS, matrix_html, matrix_rows, verdict_badge
@@ -42,6 +46,14 @@ from .replication import replication_rows, replication_text
 from .summary import format_summary, recorded_metrics, saturation_note, spread_note, with_concurrency, with_milliseconds
 
 __all__ = [
+    "ATLAS_RUNTIMES",
+    "atlas_basis_text",
+    "atlas_display",
+    "atlas_finding",
+    "atlas_panels",
+    "atlas_table",
+    "few_trials_text",
+    "not_measured_text",
     "CEILING_LINES",
     "ProvenanceBlock",
     "capacity_ranking_text",

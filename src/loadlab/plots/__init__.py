@@ -7,6 +7,7 @@ and 300 dpi PNG. Colours, markers and line styles per runtime and variant
 come from `palette`; trials that are not evidence are drawn hollow.
 """
 
+from .atlas import atlas_figure
 from .ceiling import loadgen_ceiling_figure
 from loadlab.units import MIB
 
@@ -31,6 +32,7 @@ __all__ = [
     "ReferenceLine",
     "SavedFigure",
     "SeriesStyle",
+    "atlas_figure",
     "axis_label",
     "cpu_per_request_figure",
     "describe_figure",

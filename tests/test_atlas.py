@@ -1,0 +1,133 @@
+"""The atlas (notebook 07): its table read from the committed runs, a runtime a run lacks, few trials, the figure."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from loadlab import rundir, tables
+from loadlab.judgements import s1
+from loadlab.judgements.capacity import capacity_ranking
+from loadlab.pages import atlas
+from loadlab.plots import atlas_figure, lint_figure
+from loadlab.plots.lint import alt_text_problems
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory):
+    """The newest committed quick runs of the three experiments the atlas reads, as the notebook loads them."""
+    processed = tmp_path_factory.mktemp("processed")  # never the committed processed folder
+    runs = {}
+    for name in (atlas.OVERHEAD, atlas.LATENCY, atlas.CAPACITY):
+        run_dir = rundir.latest_run(f"{name}-quick")
+        if run_dir is None:
+            pytest.skip(f"no committed run of {name}-quick")
+        loaded = tables.load_run(run_dir, processed_root=processed)
+        manifest = loaded["manifest"]
+        runs[name] = SimpleNamespace(trials=loaded["trials"], run_id=manifest.run_id, manifest=manifest,
+                                     missing=dict(manifest.missing_servers or {}))
+    return runs
+
+
+def _without(run, label):
+    """`run` as if it had never measured `label`."""
+    return SimpleNamespace(trials=run.trials[run.trials["label"] != label], run_id=run.run_id, manifest=run.manifest,
+                           missing={})
+
+
+def test_every_runtime_has_one_row_per_axis_and_the_values_are_the_pages_own(committed):
+    table = atlas.atlas_table(committed[atlas.OVERHEAD], committed[atlas.LATENCY], committed[atlas.CAPACITY], "quick")
+    for axis in atlas.AXES:
+        rows = table[table["axis"] == axis.key]
+        assert set(atlas.ATLAS_RUNTIMES) <= set(rows["runtime"]) and rows["runtime"].is_unique
+    assert "nginx-baseline" not in set(table["runtime"])  # the ceiling, not a runtime
+    # Memory per held connection is S1's per-connection rule (judgements.s1), not a second copy of it.
+    overhead = committed[atlas.OVERHEAD]
+    per = s1.per_connection_at_top_level(s1.with_memory_columns(overhead.trials))
+    go = table[(table["axis"] == "memory") & (table["runtime"] == "go")].iloc[0]
+    assert go["median"] == pytest.approx(per.loc[per["label"] == "go", "cgroup_per_connection_kib"].median())
+    assert go["run"] == overhead.run_id and "held at the top" in go["condition"]
+    # Capacity is 00's ranking's median and interval, trials with loadgen headroom.
+    ranking = capacity_ranking(committed[atlas.CAPACITY].trials).set_index("label")
+    measured = table[(table["axis"] == "capacity") & (table["n"] > 0)]
+    assert not measured.empty
+    for row in measured.itertuples():
+        assert row.median == pytest.approx(ranking.at[row.runtime, "throughput_rps"])
+        assert row.ci_low <= row.median <= row.ci_high
+        assert "pipelined 16 deep" in row.condition and "a whole core" in row.condition
+    # Every measured value names its run and condition; every row without one says which run lacks it.
+    assert (table.loc[table["n"] > 0, "condition"] != "").all()
+    assert table.loc[table["n"] == 0, "note"].str.startswith("not measured").all()
+
+
+def test_a_runtime_missing_from_a_run_is_named_not_failed(committed):
+    latency = _without(committed[atlas.LATENCY], "go")
+    table = atlas.atlas_table(committed[atlas.OVERHEAD], latency, committed[atlas.CAPACITY], "quick")
+    go = table[table["runtime"] == "go"].set_index("axis")
+    for key in ("p99-0.5", "p99-0.8"):
+        assert go.at[key, "n"] == 0 and math.isnan(go.at[key, "median"])
+        assert go.at[key, "note"] == f"not measured in run {latency.run_id}"
+    assert go.at["cpu", "n"] > 0  # the other runs still have it
+    text = atlas.not_measured_text(table)
+    assert f"not measured in run {latency.run_id}" in text and "**go" in text
+    # The display leaves the empty rows to that list; the figure keeps go's row and writes "not measured" in it.
+    assert ("p99 at 0.5 of capacity (ms)", "go") not in atlas.atlas_display(table).index
+    figure = atlas_figure(table, atlas.panels(latency), atlas.ATLAS_RUNTIMES, title="atlas")
+    assert any(text.get_text() == "not measured" for text in figure.axes[2].texts)
+
+
+def test_a_run_that_does_not_exist_yet_is_named_by_its_experiment(committed):
+    table = atlas.atlas_table(committed[atlas.OVERHEAD], None, committed[atlas.CAPACITY], "quick")
+    p99 = table[table["axis"] == "p99-0.5"]
+    assert (p99["n"] == 0).all()
+    assert set(p99["note"]) == {"not measured: no complete run of 01-open-loop-latency-quick yet"}
+    assert atlas.basis_text(None) == ""
+
+
+def _trials(label, values, level=10, **columns):
+    return pd.DataFrame({"label": label, "level": level, "status": "ok", "loadgen_saturated": False,
+                         "tasks_peak": values, **columns})
+
+
+def test_few_trials_give_a_median_without_an_interval_and_a_warning():
+    trials = pd.concat([_trials("node", [7.0, 8.0, 9.0]), _trials("go", [3.0, 3.0, 4.0, 3.0, 3.0, 4.0])])
+    rows = pd.DataFrame(atlas.threads_rows(trials, "run-x")).set_index("runtime")
+    assert rows.at["node", "median"] == 8.0 and rows.at["node", "n"] == 3
+    assert math.isnan(rows.at["node", "ci_low"]) and rows.at["node", "note"].startswith("n=3: too few trials")
+    assert math.isfinite(rows.at["go", "ci_low"]) and rows.at["go", "note"] == ""
+    table = pd.DataFrame(atlas.threads_rows(trials, "run-x"), columns=atlas.COLUMNS)
+    assert "node on OS threads at the top level (n=3" in atlas.few_trials_text(table)
+    shown = atlas.atlas_display(table)
+    assert shown.loc[("OS threads at the top level (count)", "node"), "median [95% CI]"] == "8"
+    assert shown.loc[("OS threads at the top level (count)", "go"), "median [95% CI]"] == "3 [3, 4]"
+
+
+def test_latency_rows_read_the_fractions_and_name_the_capacity_basis():
+    trials = pd.concat([_trials("go", [np.nan] * 6, level=fraction, latency_p99_s=[0.001 * fraction] * 6)
+                        for fraction in (0.5, 0.8, 1.2)])
+    rows = pd.DataFrame(atlas.latency_rows(trials, "run-y", basis="slowest")).set_index("axis")
+    assert list(rows.index) == ["p99-0.5", "p99-0.8"]  # 1.2, past the knee, is not an atlas axis
+    assert rows.at["p99-0.8", "median"] == pytest.approx(0.8)  # ms
+    assert "of the slowest server's capacity" in rows.at["p99-0.5", "condition"]
+    older = SimpleNamespace(run_id="run-y", manifest=SimpleNamespace(parameters={"load": {"capacity_basis": "slowest"}}))
+    assert "slowest" in atlas.basis_text(older) and "slowest" in dict((k, l) for k, l, _ in atlas.panels(older))["p99-0.5"]
+    today = SimpleNamespace(run_id="run-z", manifest=SimpleNamespace(parameters={"load": {"capacity_basis": "own"}}))
+    assert atlas.basis_text(today) == "" and atlas.panels(today) == atlas.PANELS
+
+
+def test_the_figure_passes_the_lint_and_its_finding_makes_alt_text(committed):
+    table = atlas.atlas_table(committed[atlas.OVERHEAD], committed[atlas.LATENCY], committed[atlas.CAPACITY], "quick")
+    figure = atlas_figure(table, atlas.panels(committed[atlas.LATENCY]), atlas.ATLAS_RUNTIMES,
+                          title="Every runtime on the same axes")
+    assert lint_figure(figure).problems == []
+    assert len([axes for axes in figure.axes if axes.get_visible()]) == len(atlas.AXES)
+    finding = atlas.atlas_finding(table)
+    assert alt_text_problems(finding) == [] and "capacity on one core: from" in finding
+    # Nothing measured at all still draws (every row "not measured") and lints clean.
+    empty = atlas.atlas_table(None, None, None, "quick")
+    assert lint_figure(atlas_figure(empty, atlas.PANELS, atlas.ATLAS_RUNTIMES, title="nothing yet")).problems == []
+    assert "Not measured on any axis" in atlas.atlas_finding(empty)
