@@ -55,6 +55,19 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     for side in ("server", "loadgen"):
         assert 0.0 <= row[f"{side}_cpu_steal_share"] <= 1.0
     assert container.leftovers(docker_client, run_id) == []
+    # Where the trial's wall time went, phase by phase: the window's load is its 3 s and the loadgen's exec around
+    # them; the warm-up ran its 1 s slices; the phases cover the trial's wall time but for the files written last.
+    record = json.loads((trial_dir / "trial.json").read_text())
+    phases = record["phases_s"]
+    for name in ("local_ports_wait", "images_check", "server_port", "server_create_start", "health_wait", "verify",
+                 "loadgen_start", "warm_up", "window_set_up", "window_load", "window_tear_down", "loadgen_remove",
+                 "server_log", "server_remove"):
+        assert phases[name] >= 0, name
+    assert 3.0 <= phases["window_load"] < 3.0 + 2.0
+    assert phases["warm_up"] >= 1.0
+    assert phases["total"] == pytest.approx(sum(v for k, v in phases.items() if k != "total"), abs=0.01)
+    assert phases["total"] <= record["ended_unix_s"] - record["started_unix_s"] + 0.01
+    assert record["ended_unix_s"] - record["started_unix_s"] - phases["total"] < 1.0
 
 
 def test_a_quota_in_short_cfs_periods_reaches_the_container_and_its_throttling_is_counted(docker_client, go_image,

@@ -13,7 +13,7 @@ from loadlab.harness import trial
 @pytest.fixture
 def no_engine(monkeypatch):
     monkeypatch.setattr(trial.images, "ensure_image", lambda *args, **kwargs: "loadlab/loadgen:latest")
-    monkeypatch.setattr(trial.hostfacts, "wait_for_local_ports", lambda wait_s: {"waited_s": 0})
+    monkeypatch.setattr(trial.hostfacts, "wait_for_local_ports", lambda wait_s, **kwargs: {"waited_s": 0})
 
 
 def config():
@@ -33,6 +33,8 @@ def test_a_server_that_never_answers_is_one_failed_trial_with_its_reason_and_log
     record = json.loads((tmp_path / "trial.json").read_text())
     assert record["status"] == "failed" and record["failure_detail"] == "no answer on /health in 3 s"
     assert record["ended_unix_s"] >= record["started_unix_s"]
+    # A failed trial says where its time went too, up to the step that failed.
+    assert set(record["phases_s"]) == {"local_ports_wait", "images_check", "total"}
     assert (tmp_path / "server.log").read_text() == ""
     assert (tmp_path / "failure.log").read_text().startswith("reason: health-timeout\ndetail: no answer")
     assert "booting..." in (tmp_path / "failure.log").read_text()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from loadlab.errors import TrialFailure
 from loadlab.harness import container
+from loadlab.harness.phases import PhaseClock
 from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import write_bytes_atomic, write_text_atomic
 
@@ -168,9 +169,13 @@ def open_loop_warm_up(loadgen: LoadgenContainer, url: str, rate_rps: float, dura
 
 
 @contextlib.contextmanager
-def loadgen_for_trial(client, image, run_id, name, output_dir: Path, cpuset: str):
-    loadgen = LoadgenContainer.start(client, image, run_id, name, output_dir, cpuset)
+def loadgen_for_trial(client, image, run_id, name, output_dir: Path, cpuset: str, clock: PhaseClock | None = None):
+    """The trial's loadgen container, removed on exit; `clock` (trial.json's phases) times its start and removal."""
+    clock = clock or PhaseClock()
+    with clock.phase("loadgen_start"):
+        loadgen = LoadgenContainer.start(client, image, run_id, name, output_dir, cpuset)
     try:
         yield loadgen
     finally:
-        loadgen.close()
+        with clock.phase("loadgen_remove"):
+            loadgen.close()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from loadlab.config import check_cpu_period, check_cpusets, new_run_id, parse_cpuset
 from loadlab.errors import ParameterError
 from loadlab.harness import container, engine, images
+from loadlab.harness.phases import PhaseClock
 from loadlab.servers import ServerSpec, get_server
 
 HEALTH_TIMEOUT_S = 60.0
@@ -36,6 +37,8 @@ class ServerSession:
     started_unix_s: float | None = None
     # What the server printed, kept when its container is removed.
     last_log_tail: str = ""
+    # Times the start (port, container create+start, health wait) and the removal; trial.json's phases_s.
+    clock: PhaseClock = field(default_factory=PhaseClock)
 
     @property
     def host(self) -> str:
@@ -88,13 +91,16 @@ class ServerSession:
     def __enter__(self) -> ServerSession:
         import time
 
-        self.port = container.free_port(self.host)
+        with self.clock.phase("server_port"):
+            self.port = container.free_port(self.host)
         self.started_unix_s = time.time()
         try:
-            self.container = container.start_server(
-                self.client, self.image, self.run_id, self.name, self.port, self.settings, self.placement
-            )
-            self.health = container.wait_healthy(self.container, self.url("/health"), self.health_timeout_s)
+            with self.clock.phase("server_create_start"):
+                self.container = container.start_server(
+                    self.client, self.image, self.run_id, self.name, self.port, self.settings, self.placement
+                )
+            with self.clock.phase("health_wait"):
+                self.health = container.wait_healthy(self.container, self.url("/health"), self.health_timeout_s)
         except BaseException:
             self.close()
             raise
@@ -107,8 +113,10 @@ class ServerSession:
         """Remove the container, keeping what it printed (last_log_tail) for a failure record."""
         if self.container is not None:
             if not self.last_log_tail:
-                self.last_log_tail = container.log_tail(self.container, lines=5000)
-            container.remove(self.container)
+                with self.clock.phase("server_log_tail"):
+                    self.last_log_tail = container.log_tail(self.container, lines=5000)
+            with self.clock.phase("server_remove"):
+                container.remove(self.container)
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -24,6 +24,7 @@ from loadlab.contract import verify
 from loadlab.errors import TrialFailure
 from loadlab.harness import capture, container, images, sampler, sidecar, tcp_diag
 from loadlab.harness import loadgen as loadgen_run
+from loadlab.harness.phases import PhaseClock
 from loadlab.harness.session import ServerSession
 from loadlab.loadgen import openloop, vegeta, wrk
 from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
@@ -173,7 +174,7 @@ def _warm_up(config: TrialConfig, loadgen: loadgen_run.LoadgenContainer, url: st
 
 
 def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.LoadgenContainer, url: str,
-             profiling: capture.Capture | None, sidecar_name: str):
+             profiling: capture.Capture | None, sidecar_name: str, clock: PhaseClock):
     """The measured window with the sampler (and any profilers) running.
 
     Returns (loadgen result, samples, facts of the window): the TCP
@@ -183,8 +184,11 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     server's and loadgen's CPU time stolen by the hypervisor (None off this
     host), how often the server's CPU quota ran out
     (`sampler.throttling_columns`), and where the server was sampled
-    (`sidecar.ServerReadings.columns`).
+    (`sidecar.ServerReadings.columns`). `clock` gets the window's set-up,
+    its load (the loadgen's exec: the window plus its process's start and
+    end) and its tear-down (samplers and counters stopped and read).
     """
+    started = time.monotonic()
     readings = sidecar.ServerReadings(config.server_sampling, session.container, int(session.port),
                                       session.container.labels.get(container.RUN_LABEL, ""), sidecar_name,
                                       images.BASE_IMAGE)
@@ -202,7 +206,13 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     running = sampler.Sampler(sources)
     try:
         with running, tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
-            result = _run_load(config, loadgen, url)
+            load_began = time.monotonic()
+            clock.add("window_set_up", load_began - started)
+            try:
+                result = _run_load(config, loadgen, url)
+            finally:
+                load_ended = time.monotonic()
+                clock.add("window_load", load_ended - load_began)
     finally:
         readings.finish(running.samples)
     accepted_after = capture.tcp_passive_opens(pid)
@@ -215,6 +225,7 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     window = {"connections_accepted": accepted, "listen_overflows": overflows, **held_summary,
               **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling,
               **readings.columns(running.samples.get("server", []))}
+    clock.add("window_tear_down", time.monotonic() - load_ended)
     return result, running.samples, window
 
 
@@ -286,6 +297,7 @@ class _Trial:
     session: ServerSession | None = None
     profiling: capture.Capture | None = None
     measured_at: float | None = None  # when the measured window began, seconds since the epoch
+    clock: PhaseClock = dataclasses.field(default_factory=PhaseClock)  # trial.json's phases_s
 
     @property
     def name(self) -> str:
@@ -310,20 +322,25 @@ def _begin(config: TrialConfig, trial_dir: Path, run_id: str, trial_number: int)
 def _start_server(trial: _Trial, client, loadgen_client, log) -> ServerSession:
     """A healthy server container (and the loadgen's image), its image recorded."""
     config = trial.config
+    clock = trial.clock
     if config.check_host_cpus:
         # A previous trial's loadgen may still hold most local ports in TIME-WAIT: this trial's loadgen would
         # then measure its own shortage of ports. What was seen is kept in trial.json.
-        trial.record["local_ports"] = hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S)
-    images.ensure_image(loadgen_client, None, log=log)
-    trial.session = session = ServerSession.start(
-        server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
-        memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota, cpu_period_ms=config.cpu_period_ms,
-        run_id=trial.run_id, name=f"{trial.name}-server", client=client, host=config.target_host,
-        check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
-    )
-    trial.record["image"] = session.image
-    trial.record["image_id"] = images.image_digest(client, session.image)
-    trial.record["image_build_hash"] = trial.row["image_build_hash"] = images.image_build_hash(client, session.image)
+        with clock.phase("local_ports_wait"):
+            trial.record["local_ports"] = hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S,
+                                                                         count=tcp_diag.time_wait_counts)
+    with clock.phase("images_check"):
+        images.ensure_image(loadgen_client, None, log=log)
+        trial.session = session = ServerSession.start(
+            server=config.server, variant=config.variant, settings=config.settings, cpuset=config.server_cpus,
+            memory_limit_bytes=config.memory_limit_bytes, cpu_quota=config.cpu_quota,
+            cpu_period_ms=config.cpu_period_ms, run_id=trial.run_id, name=f"{trial.name}-server", client=client,
+            host=config.target_host, check_host_cpus=config.check_host_cpus, health_timeout_s=config.health_timeout_s,
+        )
+        session.clock = clock
+        trial.record["image"] = session.image
+        trial.record["image_id"] = images.image_digest(client, session.image)
+        trial.record["image_build_hash"] = trial.row["image_build_hash"] = images.image_build_hash(client, session.image)
     return session
 
 
@@ -340,21 +357,25 @@ def _verify(trial: _Trial, session: ServerSession) -> None:
 
 def _load(trial: _Trial, session: ServerSession, loadgen_client):
     """Warm-up and the measured window from a fresh loadgen; returns (warm-up slices, result, window, timeseries)."""
-    config, url = trial.config, session.url(trial.config.route)
+    config, url, clock = trial.config, session.url(trial.config.route), trial.clock
     try:
         with loadgen_run.loadgen_for_trial(loadgen_client, loadgen_image(), trial.run_id, f"{trial.name}-loadgen",
-                                           trial.trial_dir, config.loadgen_cpus) as loadgen:
-            warmup_timeline = _warm_up(config, loadgen, url)
-            _raise_if_exited(session)
+                                           trial.trial_dir, config.loadgen_cpus, clock) as loadgen:
+            with clock.phase("warm_up"):
+                warmup_timeline = _warm_up(config, loadgen, url)
+                _raise_if_exited(session)
             trial.measured_at = time.time()
             trial.profiling = capture.capture_for(config, session, trial.trial_dir / "profiles")
-            result, samples, window = _measure(config, session, loadgen, url, trial.profiling, f"{trial.name}-sidecar")
-            # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
-            timeseries = _timeseries(samples)
-            timeseries.to_csv(trial.trial_dir / "timeseries.csv", index=False)
-            _raise_if_exited(session)
+            result, samples, window = _measure(config, session, loadgen, url, trial.profiling, f"{trial.name}-sidecar",
+                                               clock)
+            with clock.phase("timeseries"):
+                # Kept before the exit check: a server killed mid-window (OOM) leaves its memory curve.
+                timeseries = _timeseries(samples)
+                timeseries.to_csv(trial.trial_dir / "timeseries.csv", index=False)
+                _raise_if_exited(session)
             if trial.profiling is not None:
-                trial.record["captures"] = trial.profiling.finish()
+                with clock.phase("captures_after_window"):
+                    trial.record["captures"] = trial.profiling.finish()
     except TrialFailure as failure:
         # Asked while the server's container still exists (leaving `with session` removes it, and a removed server
         # refuses every connection): a loadgen that failed because the server died reports the death, its root
@@ -404,7 +425,8 @@ def _end(trial: _Trial) -> None:
         trial.record["captures"] = trial.profiling.finish(failure_reason=trial.record.get("failure_reason")
                                                           or "interrupted")
     if trial.session is not None:
-        trial.session.close()
+        trial.session.close()  # times itself (server_log_tail, server_remove) on trial.clock
+    trial.record["phases_s"] = trial.clock.record()
     trial.record["ended_unix_s"] = time.time()
     write_json_atomic(trial.trial_dir / "trial.json", trial.record)
 
@@ -425,13 +447,19 @@ def run_trial(config: TrialConfig, trial_dir: Path, run_id: str, client, trial_n
     try:
         session = _start_server(trial, client, loadgen_client, log)
         with session:
-            write_json_atomic(trial.trial_dir / "health.json", session.health)
-            trial.record["open_file_limit"] = container.open_file_limit(session.container)
+            with trial.clock.phase("server_facts"):
+                write_json_atomic(trial.trial_dir / "health.json", session.health)
+                trial.record["open_file_limit"] = container.open_file_limit(session.container)
             if trial.config.verify:
-                _verify(trial, session)
+                with trial.clock.phase("verify"):
+                    _verify(trial, session)
             warmup_timeline, result, window, timeseries = _load(trial, session, loadgen_client)
-            write_text_atomic(trial.trial_dir / "server.log", container.log_tail(session.container, lines=5000))
-        trial.row.update(_measured_columns(trial, result, window, timeseries))
+            with trial.clock.phase("server_log"):
+                # Kept on the session too, so removing the container does not ask the engine for it again.
+                session.last_log_tail = container.log_tail(session.container, lines=5000)
+                write_text_atomic(trial.trial_dir / "server.log", session.last_log_tail)
+        with trial.clock.phase("row"):
+            trial.row.update(_measured_columns(trial, result, window, timeseries))
         trial.record["status"] = "ok"
         stalled = outcome.stall_detail(trial.row, warmup_timeline, trial.config.profilers)
         if stalled is not None:
