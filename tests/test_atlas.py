@@ -93,17 +93,20 @@ def _trials(label, values, level=10, **columns):
                          "tasks_peak": values, **columns})
 
 
-def test_few_trials_give_a_median_without_an_interval_and_a_warning():
+def test_few_trials_give_their_range_with_the_coverage_it_has_and_a_warning():
+    """A runtime drawn in 3 trials (plans.Scale.shown_trials) gets [min, max], a 75% interval, said as such."""
     trials = pd.concat([_trials("node", [7.0, 8.0, 9.0]), _trials("go", [3.0, 3.0, 4.0, 3.0, 3.0, 4.0])])
     rows = pd.DataFrame(atlas.threads_rows(trials, "run-x")).set_index("runtime")
     assert rows.at["node", "median"] == 8.0 and rows.at["node", "n"] == 3
-    assert math.isnan(rows.at["node", "ci_low"]) and rows.at["node", "note"].startswith("n=3: too few trials")
-    assert math.isfinite(rows.at["go", "ci_low"]) and rows.at["go", "note"] == ""
+    assert (rows.at["node", "ci_low"], rows.at["node", "ci_high"], rows.at["node", "coverage"]) == (7.0, 9.0, 0.75)
+    assert rows.at["node", "note"] == "n=3: the range of 3 trials, a 75.0% interval (95% needs 6)"
+    assert math.isfinite(rows.at["go", "ci_low"]) and rows.at["go", "note"] == "" and rows.at["go", "coverage"] == 0.95
     table = pd.DataFrame(atlas.threads_rows(trials, "run-x"), columns=atlas.COLUMNS)
     assert "node on OS threads at the top level (n=3" in atlas.few_trials_text(table)
     shown = atlas.atlas_display(table)
-    assert shown.loc[("OS threads at the top level (count)", "node"), "median [95% CI]"] == "8"
-    assert shown.loc[("OS threads at the top level (count)", "go"), "median [95% CI]"] == "3 [3, 4]"
+    column = "median [95% CI, or the coverage marked]"
+    assert shown.loc[("OS threads at the top level (count)", "node"), column] == "8 [7, 9] (75.0%)"
+    assert shown.loc[("OS threads at the top level (count)", "go"), column] == "3 [3, 4]"
 
 
 def test_latency_rows_read_the_fractions_and_name_the_capacity_basis():

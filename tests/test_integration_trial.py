@@ -247,3 +247,26 @@ def test_a_failed_trial_finishes_its_captures_and_stops_their_threads(docker_cli
     assert not [t.name for t in threading.enumerate() if t.name.startswith("capture-")]
     assert (tmp_path / "server.log").is_file() and (tmp_path / "failure.log").is_file()
     assert container.leftovers(docker_client, run_id) == []
+
+
+def test_from_five_thousand_connections_the_warm_up_is_one_run_of_its_longest_length(docker_client, go_image,
+                                                                                     tmp_path):
+    """Issue 32: one-second slices each opened every connection again (3-10 s a slice at 10,000); one run does not."""
+    from loadlab.harness.loadgen import ONE_RUN_WARMUP_CONNECTIONS
+
+    run_id = new_run_id("test")
+    run = RunDirectory.create("integration", run_id, raw_dir=tmp_path)
+    config = TrialConfig(server="go-nethttp", route="/json", connections=ONE_RUN_WARMUP_CONNECTIONS,
+                         duration_s="2s", warmup_s="1s", warmup_max_s="3s").validate()
+    partial = run.begin_trial(1)
+    row = run_trial(config, partial, run_id, docker_client, 1, log=lambda m: None)
+    trial_dir = run.finish_trial(1, partial)
+
+    assert row["status"] == "ok", row
+    timeline = json.loads((trial_dir / "warmup" / "timeline.json").read_text())
+    # One entry for the one run, of the warm-up's longest length, and its answers counted.
+    assert [(entry["second"], entry["run_s"]) for entry in timeline] == [(3, 3)]
+    assert timeline[0]["throughput_rps"] > 0
+    phases = json.loads((trial_dir / "trial.json").read_text())["phases_s"]
+    assert 3.0 <= phases["warm_up"] < 3.0 + 10.0
+    assert container.leftovers(docker_client, run_id) == []

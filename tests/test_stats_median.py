@@ -190,3 +190,21 @@ def test_bad_samples_are_refused_with_a_clear_message(bad):
 def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="method"):
         median_ci(np.arange(10.0), method="jackknife")
+
+
+def test_median_interval_gives_few_trials_their_range_with_its_exact_coverage():
+    """Below the trials a 95% interval needs, the range [min, max] covers the median with probability 1 - 2 * 0.5**n."""
+    from loadlab.stats import median_interval
+
+    three = median_interval([9.0, 7.0, 8.0])
+    assert (three.median, three.ci_low, three.ci_high, three.confidence, three.method) == (8.0, 7.0, 9.0, 0.75, "range")
+    assert median_interval([1.0, 2.0, 3.0, 4.0]).confidence == 0.875
+    enough = median_interval([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    assert enough.confidence == 0.95 and enough.method != "range"
+    single = median_interval([5.0])
+    assert single.median == 5.0 and math.isnan(single.ci_low)
+    # The coverage is a fact, not a hope: simulate it on a skewed distribution.
+    rng = np.random.default_rng(1)
+    samples = rng.lognormal(0.0, 1.0, size=(20_000, 3))
+    covered = (samples.min(axis=1) <= 1.0) & (samples.max(axis=1) >= 1.0)  # the lognormal's median is exp(0) = 1
+    assert abs(covered.mean() - 0.75) < 0.015

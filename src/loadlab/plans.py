@@ -161,14 +161,15 @@ CAPACITY_RANKING_SERVERS = (JAVA_PLATFORM, JAVA_VIRTUAL, ServerEntry("python-asy
 def server_capacity(scale_name: str) -> Experiment:
     """00: every runtime's capacity (req/s) on a whole core with loadgen headroom: /plaintext pipelined 16 deep.
 
-    Half the trials, as the loadgen's ceiling beside it: the capacities are
-    the instrument's check and the atlas's ranking, not a verdict's evidence.
+    The ceiling's servers in full trials: their ranking, each against the
+    next with an exact interval, is what the other notebooks' quotas rest on.
+    The other runtimes are shown (the atlas's capacity on one core), in fewer.
     """
     p = scale(scale_name)
     servers = [*CEILING_SERVERS, *(dataclasses.replace(entry, shown=True) for entry in CAPACITY_RANKING_SERVERS)]
     return _experiment("00-server-capacity", p, servers,
                        Load(mode="closed", route="/plaintext", connections=[64], pipeline_depth=CAPACITY_PIPELINE_DEPTH),
-                       True, 5, trials=max(2, p.trials_per_condition // 2))
+                       True, 5)
 
 
 # 01 (S1): S1 pinned each server to one core. Here every server gets its core whole, except those that outrun the

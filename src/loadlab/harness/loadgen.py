@@ -124,14 +124,31 @@ def steady(throughputs_rps: list[float], window: int, tolerance: float) -> bool:
     return mean > 0 and (max(tail) - min(tail)) / mean <= tolerance
 
 
+# From this many connections a closed-loop warm-up is one wrk run of its longest length, not one-second slices:
+# each slice opens every connection again, which at 10,000 took 3-10 s a slice here (several slices counted no
+# answer at all within their second), so the steady rule never held and the warm-up ran 18-137 s to its maximum
+# (issue 32's phase measurements, 2026-11-28). One run warms the server for the same seconds of load.
+ONE_RUN_WARMUP_CONNECTIONS = 5_000
+
+
 def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int, timeout_s: int,
             pipeline_depth: int, min_s: int, max_s: int, window: int = 3, tolerance: float = 0.05,
             connection_per_request: bool = False) -> list[dict]:
     """Closed-loop warm-up in one-second slices until steady (or `max_s`); returns the timeline.
 
     At least `min_s` slices run; then warm-up stops as soon as the last
-    `window` slices' throughputs lie within `tolerance` of their mean.
+    `window` slices' throughputs lie within `tolerance` of their mean. From
+    ONE_RUN_WARMUP_CONNECTIONS connections it is one run of `max_s` seconds,
+    and the timeline one entry for it (`run_s`: its length).
     """
+    if connections >= ONE_RUN_WARMUP_CONNECTIONS:
+        report = run_wrk(loadgen, "warmup/one-run", url, connections, max_s, threads, timeout_s, pipeline_depth,
+                         connection_per_request)
+        timeline = [{"second": max_s, "throughput_rps": report.requests_per_s, "errors_total": report.error_count,
+                     "run_s": max_s}]
+        write_text_atomic(loadgen.output_dir / "warmup" / "timeline.json", json.dumps(timeline, indent=1))
+        shutil.rmtree(loadgen.output_dir / "warmup" / "one-run", ignore_errors=True)
+        return timeline
     timeline = []
     for second in range(1, max_s + 1):
         report = run_wrk(loadgen, f"warmup/{second:03d}", url, connections, 1, threads, timeout_s, pipeline_depth,

@@ -2,8 +2,10 @@
 
 Each value is a median over trials with its distribution-free 95% interval
 (`stats.median_ci`), read from one run at one stated condition; a runtime
-with fewer trials than an interval needs gets its median and a warning, as
-benchstat warns. The atlas measures nothing and judges no claim: it is the
+drawn in fewer trials than a 95% interval needs (the quick scale's 3 for a
+runtime no verdict reads) gets the range of its trials, with the coverage
+that range really has (`stats.median_interval`: 75% for 3), and a warning,
+as benchstat warns. The atlas measures nothing and judges no claim: it is the
 map the claims sit on. A runtime a run lacks is a row saying so, never an
 error, so the page renders from runs older than the plans.
 
@@ -69,7 +71,7 @@ AXES = (
 AXIS_BY_KEY = {axis.key: axis for axis in AXES}
 # The figure's panels (`plots.atlas_figure`): key, axis label, scale group.
 PANELS = tuple((axis.key, axis.label, axis.scale_group) for axis in AXES)
-COLUMNS = ["axis", "runtime", "median", "ci_low", "ci_high", "n", "run", "condition", "note"]
+COLUMNS = ["axis", "runtime", "median", "ci_low", "ci_high", "coverage", "n", "run", "condition", "note"]
 
 
 def panels(latency=None) -> tuple[tuple[str, str, str | None], ...]:
@@ -83,9 +85,14 @@ def panels(latency=None) -> tuple[tuple[str, str, str | None], ...]:
 
 
 def few_trials_note(n: int, confidence: float = CONFIDENCE) -> str:
-    """"n=3: too few trials for a 95% interval (6 needed)", or "" when `n` can carry one (benchstat's warning)."""
+    """"n=3: the range of 3 trials, a 75% interval (95% needs 6)", or "" when `n` can carry a `confidence` one
+    (benchstat's warning, with the coverage the shorter interval has: `stats.median_interval`)."""
     needed = stats.minimum_trials_for_median_ci(confidence)
-    return f"n={n}: too few trials for a {confidence:.0%} interval ({needed} needed)" if 0 < n < needed else ""
+    if not 0 < n < needed:
+        return ""
+    if n < 2:
+        return f"n={n}: no interval ({confidence:.0%} needs {needed} trials)"
+    return f"n={n}: the range of {n} trials, a {1 - 2 * 0.5 ** n:.1%} interval ({confidence:.0%} needs {needed})"
 
 
 def estimate_rows(values: pd.DataFrame, column: str, axis: str, run_id: str, condition) -> list[dict]:
@@ -97,9 +104,10 @@ def estimate_rows(values: pd.DataFrame, column: str, axis: str, run_id: str, con
         sample = sample[np.isfinite(sample)]
         if not sample.size:
             continue
-        estimate = stats.median_ci(sample, CONFIDENCE)
+        estimate = stats.median_interval(sample, CONFIDENCE)
         rows.append({"axis": axis, "runtime": label, "median": estimate.median, "ci_low": estimate.ci_low,
-                     "ci_high": estimate.ci_high, "n": int(estimate.n), "run": run_id,
+                     "ci_high": estimate.ci_high, "coverage": estimate.confidence if estimate.n >= 2 else math.nan,
+                     "n": int(estimate.n), "run": run_id,
                      "condition": condition(label) if callable(condition) else condition,
                      "note": few_trials_note(int(estimate.n))})
     return rows
@@ -205,8 +213,14 @@ def capacity_rows(trials: pd.DataFrame, run_id: str, pipeline_depth: int | None)
     for row in ranking.itertuples() if not ranking.empty else ():
         if not row.trials_with_headroom:
             continue
+        # The ranking's interval where it has one; below that, the trials' range with its own coverage.
+        kept = trials[(trials["label"] == row.label) & (trials["status"] == "ok") & (pd.to_numeric(
+            trials["loadgen_cpu_utilization"], errors="coerce") < CAPACITY_HEADROOM_UTILIZATION)]["throughput_rps"]
+        estimate = stats.median_interval(pd.to_numeric(kept, errors="coerce").dropna().to_numpy(dtype=float),
+                                         CONFIDENCE)
         rows.append({"axis": "capacity", "runtime": row.label, "median": row.throughput_rps,
-                     "ci_low": row.throughput_ci_low_rps, "ci_high": row.throughput_ci_high_rps,
+                     "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
+                     "coverage": estimate.confidence if estimate.n >= 2 else math.nan,
                      "n": int(row.trials_with_headroom), "run": run_id,
                      "condition": (f"closed loop, {_load_text(trials)} {pipelined}, {connections} connections, "
                                    f"{_allowance_text(trials, row.label)}, loadgen under "
@@ -237,7 +251,7 @@ def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes:
                     + (" (no evidence trial at this condition)" if in_run else ""))
             run_id = run.run_id
         rows.append({"axis": axis.key, "runtime": label, "median": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-                     "n": 0, "run": run_id, "condition": "", "note": note})
+                     "coverage": math.nan, "n": 0, "run": run_id, "condition": "", "note": note})
     return rows
 
 
@@ -267,12 +281,16 @@ def atlas_table(overhead, latency, capacity, scale: str, runtimes: Sequence[str]
 
 
 def _value_text(row, unit: str) -> str:
-    """"31 KiB [27.5, 35.1]", the median alone where no interval exists, "not measured" where nothing was."""
+    """"31 KiB [27.5, 35.1]" (a 95% interval), "31 KiB [27.5, 35.1] (75%)" (a range of 3 trials), the median alone
+    where no interval exists, "not measured" where nothing was."""
     if not math.isfinite(row["median"]):
         return "not measured"
     text = units.with_unit(units.format_number(float(row["median"])), unit)
     if math.isfinite(row["ci_low"]) and math.isfinite(row["ci_high"]):
         text += f" [{units.format_number(float(row['ci_low']))}, {units.format_number(float(row['ci_high']))}]"
+        coverage = row.get("coverage", math.nan)
+        if math.isfinite(coverage) and coverage < CONFIDENCE - 1e-9:
+            text += f" ({coverage:.1%})"
     return text
 
 
@@ -285,7 +303,7 @@ def atlas_display(table: pd.DataFrame, measured_only: bool = True) -> pd.DataFra
     shown = pd.DataFrame({
         "axis": [AXIS_BY_KEY[key].heading if key in AXIS_BY_KEY else key for key in table["axis"]],
         "runtime": table["runtime"],
-        f"median [{CONFIDENCE:.0%} CI]": [_value_text(row, AXIS_BY_KEY[row["axis"]].unit)
+        f"median [{CONFIDENCE:.0%} CI, or the coverage marked]": [_value_text(row, AXIS_BY_KEY[row["axis"]].unit)
                                          for _, row in table.iterrows()],
         "n": table["n"].astype(int),
         "run": table["run"],
@@ -323,7 +341,8 @@ def few_trials_text(table: pd.DataFrame) -> str:
     few = table[table["note"].str.startswith("n=")]
     if few.empty:
         return ""
-    return ("**Few trials** (a median without an interval, as benchstat warns): " + "; ".join(
+    return ("**Few trials** (drawn beside the judged runtimes in fewer trials: the interval is their range, with the "
+            "coverage it has, thinner in the figure, as benchstat warns): " + "; ".join(
         f"{row.runtime} on {AXIS_BY_KEY[row.axis].name} ({row.note})" for row in few.itertuples()) + ".")
 
 

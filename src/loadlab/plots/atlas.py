@@ -35,7 +35,8 @@ def _extent(block: pd.DataFrame) -> pd.Series:
                      ).dropna()
 
 
-def _draw_panel(axes, block: pd.DataFrame, runtimes: Sequence[str], label: str, bounds: pd.Series) -> None:
+def _draw_panel(axes, block: pd.DataFrame, runtimes: Sequence[str], label: str, bounds: pd.Series,
+                confidence: float = 0.95) -> None:
     """One axis of the atlas: a row per runtime (top to bottom in `runtimes` order), median and interval, on an x
     axis that shows `bounds` (this panel's values and those of the panels it shares its scale with)."""
     rows = {runtime: position for position, runtime in enumerate(runtimes)}
@@ -50,8 +51,12 @@ def _draw_panel(axes, block: pd.DataFrame, runtimes: Sequence[str], label: str, 
             continue
         style = series_style(runtime)
         low, high = float(row["ci_low"]), float(row["ci_high"])
+        coverage = float(row["coverage"]) if "coverage" in row.index else math.nan
         if math.isfinite(low) and math.isfinite(high):
-            axes.plot([low, high], [y, y], color=style.colour, linewidth=1.6, solid_capstyle="butt")
+            # A range of few trials (a lower coverage than the panel's level) is drawn thinner and dashed.
+            few = math.isfinite(coverage) and coverage < confidence - 1e-9
+            axes.plot([low, high], [y, y], color=style.colour, linewidth=0.9 if few else 1.6,
+                      linestyle=(0, (3, 2)) if few else "-", solid_capstyle="butt")
         axes.plot([median], [y], marker=style.marker, color=style.colour, markersize=6, linestyle="none")
     axes.set_ylim(len(runtimes) - 0.5, -0.5)
     axes.set_yticks(range(len(runtimes)))
@@ -89,12 +94,12 @@ def atlas_figure(table: pd.DataFrame, panels: Sequence[tuple[str, str, str | Non
             key, label, group = panels[index]
             shared = [k for k, _, g in panels if g is not None and g == group] or [key]
             _draw_panel(axes, table[table["axis"] == key], runtimes, label,
-                        _extent(table[table["axis"].isin(shared)]))
+                        _extent(table[table["axis"].isin(shared)]), confidence)
         handles = [
             Line2D([], [], color=KEY_COLOUR, marker="o", linewidth=1.6, markersize=5,
                    label=f"median of trials, bar: its {confidence:.0%} CI"),
-            Line2D([], [], color=KEY_COLOUR, marker="o", linestyle="none", markersize=5,
-                   label="median alone: too few trials for a CI"),
+            Line2D([], [], color=KEY_COLOUR, marker="o", linewidth=0.9, linestyle=(0, (3, 2)), markersize=5,
+                   label="few trials: bar is their range (75% for 3)"),
         ]
         finish_figure(figure, title, handles)
     return figure

@@ -30,6 +30,7 @@ from .median import (
     MEDIAN_CI_METHODS,
     MedianEstimate,
     median_ci,
+    median_interval,
     minimum_trials_for_median_ci,
     sign_test_coverage,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "isolation_spread_test",
     "mann_whitney",
     "median_ci",
+    "median_interval",
     "merge_hdr_histograms",
     "merge_value_counts",
     "percentile_column",

@@ -196,3 +196,22 @@ def median_ci(
     else:
         low, high = _bootstrap_interval(sample, confidence, method, resamples, seed)
     return MedianEstimate(median, low, high, n, confidence, method)
+
+
+def median_interval(values: ArrayLike, confidence: float = 0.95) -> MedianEstimate:
+    """The median with the widest-coverage distribution-free interval the trials allow, up to `confidence`.
+
+    With enough values, `median_ci` at `confidence`. With fewer (but at least
+    2), the sample's range [min, max]: the median of the population lies in
+    it with probability exactly 1 - 2 * 0.5**n (75% for 3 trials, 87.5% for
+    4), whatever the distribution, and that coverage is returned as the
+    estimate's `confidence`. For values drawn beside the judged ones in fewer
+    trials (`plans.Scale.shown_trials`), a page then prints an interval with
+    its true, lower coverage instead of no interval at all.
+    """
+    estimate = median_ci(values, confidence)
+    if estimate.n < 2 or math.isfinite(estimate.ci_low):
+        return estimate
+    sample = np.sort(as_sample(values, "values"))
+    return MedianEstimate(estimate.median, float(sample[0]), float(sample[-1]), estimate.n,
+                          1.0 - 2.0 * 0.5 ** estimate.n, "range")
