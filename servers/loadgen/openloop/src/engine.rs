@@ -1,4 +1,5 @@
-//! The event loop: one thread, epoll, a timerfd for the next intended send time.
+//! The event loop: one sending thread, epoll, a timerfd for the next intended send time (connects and closes are
+//! done by two helper threads, `sockets.rs`).
 //!
 //! Requests are due on one schedule (`schedule.rs`) and go out in order, each
 //! on whichever connection is free: an idle kept-alive connection, or a new
@@ -120,7 +121,8 @@ pub struct Outcome {
     /// Time spent polling for a request about to fall due (EARLY_WAKE_NS), in the window: CPU time, not work.
     pub spin_s: f64,
     /// How long the sending loop's thread was ready to run but waited for the core, in the window (s; the
-    /// scheduler's run_delay): the machine's doing, not the loop's. None where the kernel keeps no schedstat.
+    /// scheduler's run_delay): its own helper threads' turns on the shared core, and other work's; not the loop's.
+    /// None where the kernel keeps no schedstat.
     pub run_queue_wait_s: Option<f64>,
     pub body_bytes: u64,
     /// Connections whose server said it would close but had not within the timeout: closed by the generator.
