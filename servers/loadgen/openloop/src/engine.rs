@@ -1,4 +1,5 @@
-//! The event loop: one thread, epoll, a timerfd for the next intended send time.
+//! The event loop: one sending thread, epoll, a timerfd for the next intended send time (connects and closes are
+//! done by two helper threads, `sockets.rs`).
 //!
 //! Requests are due on one schedule (`schedule.rs`) and go out in order, each
 //! on whichever connection is free: an idle kept-alive connection, or a new
@@ -20,9 +21,11 @@ use hdrhistogram::Histogram;
 
 use crate::http::{Progress, ResponseParser};
 use crate::schedule::{Arrivals, Schedule};
+use crate::sockets::Helpers;
 
 pub const NS_PER_S: u64 = 1_000_000_000;
 const TIMER_TOKEN: u64 = u64::MAX;
+const OPENED_TOKEN: u64 = u64::MAX - 1;
 const READ_BUFFER_BYTES: usize = 64 * 1024;
 const SCAN_INTERVAL_NS: u64 = 100_000_000; // how often in-flight requests are checked against the timeout
 /// The timer wakes the loop ahead of a request's time, and the loop polls (epoll_wait with no timeout) for the
@@ -51,6 +54,8 @@ pub struct Config {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
     Closed,
+    /// Handed to the opener thread (`sockets.rs`): no socket yet.
+    Opening,
     Connecting,
     Idle,
     Writing,
@@ -66,6 +71,12 @@ struct Connection {
     /// The request it carries: its intended time and when it was handed to this connection (ns, monotonic).
     intended_ns: u64,
     dispatched_ns: u64,
+    /// When the request could have gone: its intended time, or when this slot came free if later (ns).
+    could_go_ns: u64,
+    /// Its departure (the delays, the dispatched count) is recorded when the opener begins its connect.
+    departure_pending: bool,
+    /// Which hand-off to the opener this slot is waiting for: a report for an older one is stale.
+    ticket: u64,
     written: usize,
     /// Requests this connection carried before the current one (a failure on a reused connection is retried once).
     reused: bool,
@@ -109,6 +120,10 @@ pub struct Outcome {
     pub cpu_system_s: f64,
     /// Time spent polling for a request about to fall due (EARLY_WAKE_NS), in the window: CPU time, not work.
     pub spin_s: f64,
+    /// How long the sending loop's thread was ready to run but waited for the core, in the window (s; the
+    /// scheduler's run_delay): its own helper threads' turns on the shared core, and other work's; not the loop's.
+    /// None where the kernel keeps no schedstat.
+    pub run_queue_wait_s: Option<f64>,
     pub body_bytes: u64,
     /// Connections whose server said it would close but had not within the timeout: closed by the generator.
     pub closes_forced: u64,
@@ -127,6 +142,12 @@ fn cpu_times_s() -> (f64, f64) {
     (seconds(usage.ru_utime), seconds(usage.ru_stime))
 }
 
+/// This thread's time spent waiting on a run queue so far, in ns (the second field of its schedstat).
+fn run_queue_wait_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn check(result: i32, what: &str) -> io::Result<i32> {
     if result < 0 { Err(io::Error::new(io::Error::last_os_error().kind(), format!("{what}: {}", io::Error::last_os_error()))) } else { Ok(result) }
 }
@@ -135,6 +156,7 @@ struct Engine<'a> {
     config: &'a Config,
     epoll: i32,
     timer: i32,
+    helpers: Helpers,
     armed_ns: u64,
     /// How late the timer's wake-ups have been lately (ns; a decaying maximum) and how early it is armed.
     wake_late_ns: u64,
@@ -161,18 +183,22 @@ pub fn run(config: &Config) -> io::Result<Outcome> {
     let timer = check(unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) }, "timerfd_create")?;
     let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: TIMER_TOKEN };
     check(unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, timer, &mut event) }, "epoll_ctl timer")?;
+    let helpers = Helpers::start(config.address)?;
+    let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: OPENED_TOKEN };
+    check(unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_ADD, helpers.eventfd, &mut event) }, "epoll_ctl eventfd")?;
     let seconds = (config.duration_ns.div_ceil(NS_PER_S)) as usize;
     let histogram = |high: u64| Histogram::<u64>::new_with_bounds(1, high, 3).expect("histogram bounds");
     let mut engine = Engine {
         config,
         epoll,
         timer,
+        helpers,
         armed_ns: 0,
         wake_late_ns: 0,
         early_ns: EARLY_WAKE_MIN_NS,
         start_ns: 0,
         connections: (0..config.connections)
-            .map(|_| Connection { fd: -1, phase: Phase::Closed, intended_ns: 0, dispatched_ns: 0, written: 0, reused: false, retried: false, free_since_ns: 0, parser: ResponseParser::default() })
+            .map(|_| Connection { fd: -1, phase: Phase::Closed, intended_ns: 0, dispatched_ns: 0, could_go_ns: 0, departure_pending: false, ticket: 0, written: 0, reused: false, retried: false, free_since_ns: 0, parser: ResponseParser::default() })
             .collect(),
         idle: Vec::new(),
         closed: (0..config.connections).rev().collect(),
@@ -187,11 +213,12 @@ pub fn run(config: &Config) -> io::Result<Outcome> {
             connections_opened: 0, connections_open_max: 0, in_flight_max: 0,
             latency_us: histogram(LATENCY_HIGHEST_US), send_delay_ns: histogram(3_600 * NS_PER_S),
             generator_delay_ns: histogram(3_600 * NS_PER_S), seconds: vec![Second::default(); seconds.max(1)],
-            window_wall_s: 0.0, cpu_user_s: 0.0, cpu_system_s: 0.0, spin_s: 0.0, body_bytes: 0, closes_forced: 0,
+            window_wall_s: 0.0, cpu_user_s: 0.0, cpu_system_s: 0.0, spin_s: 0.0, run_queue_wait_s: None, body_bytes: 0, closes_forced: 0,
         },
         buffer: vec![0u8; READ_BUFFER_BYTES],
     };
     engine.run_loop()?;
+    drop(engine.helpers); // the sockets still being closed are closed before the report
     unsafe {
         libc::close(engine.timer);
         libc::close(engine.epoll);
@@ -203,6 +230,7 @@ impl Engine<'_> {
     fn run_loop(&mut self) -> io::Result<()> {
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 1024];
         let (user0, system0) = cpu_times_s();
+        let waited0 = run_queue_wait_ns();
         self.start_ns = clock_ns();
         for slot in 0..self.connections.len() {
             self.connections[slot].free_since_ns = self.start_ns;
@@ -221,6 +249,7 @@ impl Engine<'_> {
                 self.out.cpu_user_s = user1 - user0;
                 self.out.cpu_system_s = system1 - system0;
                 self.out.spin_s = spin_ns as f64 / 1e9;
+                self.out.run_queue_wait_s = waited0.zip(run_queue_wait_ns()).map(|(a, b)| b.saturating_sub(a) as f64 / 1e9);
                 self.count_unsent(end_ns);
             }
             if window_open {
@@ -251,9 +280,15 @@ impl Engine<'_> {
                 self.arm(wake_ns - self.early_ns)?;
                 SCAN_INTERVAL_NS / 1_000_000
             } as i32;
+            let mut poll_from = now;
+            if spinning && self.helpers.busy() {
+                // The opener and closer share this core: polling would starve them. Their time is work, not polling.
+                unsafe { libc::sched_yield() };
+                poll_from = clock_ns();
+            }
             let ready = unsafe { libc::epoll_wait(self.epoll, events.as_mut_ptr(), events.len() as i32, timeout_ms) };
             if spinning && ready == 0 && wake_ns > now && window_open {
-                spin_ns += clock_ns() - now;
+                spin_ns += clock_ns() - poll_from;
             }
             if ready < 0 {
                 let error = io::Error::last_os_error();
@@ -269,6 +304,16 @@ impl Engine<'_> {
                     unsafe { libc::read(self.timer, &mut expirations as *mut u64 as *mut libc::c_void, 8) };
                     self.learn_wake_up(clock_ns());
                     self.armed_ns = 0;
+                } else if token == OPENED_TOKEN {
+                    for opened in self.helpers.take_opened() {
+                        self.on_opened(opened);
+                    }
+                    if self.slot_freed {
+                        self.slot_freed = false;
+                        if window_open && !self.waiting.is_empty() {
+                            self.dispatch(clock_ns());
+                        }
+                    }
                 } else {
                     self.on_event(token as usize, flags);
                     // A request waiting for a connection goes out as soon as one comes free, not after the
@@ -331,9 +376,28 @@ impl Engine<'_> {
     }
 
     fn send(&mut self, slot: usize, intended: u64, now: u64) {
-        let free_since = self.connections[slot].free_since_ns;
-        let delay = now - intended;
-        let own_delay = now - intended.max(free_since.min(now));
+        self.in_flight += 1;
+        self.out.in_flight_max = self.out.in_flight_max.max(self.in_flight);
+        let connection = &mut self.connections[slot];
+        connection.intended_ns = intended;
+        connection.could_go_ns = intended.max(connection.free_since_ns.min(now));
+        connection.dispatched_ns = now;
+        connection.retried = false;
+        connection.departure_pending = connection.phase == Phase::Closed;
+        if !connection.departure_pending {
+            self.depart(slot, now);
+        }
+        self.start_request(slot);
+    }
+
+    /// The slot's request went out at `at_ns`: on a kept-alive connection when handed to it, on a new one when
+    /// the opener began its connect. How late after its intended time, and after it could have gone, is recorded.
+    fn depart(&mut self, slot: usize, at_ns: u64) {
+        let connection = &mut self.connections[slot];
+        connection.departure_pending = false;
+        let (intended, could_go) = (connection.intended_ns, connection.could_go_ns);
+        let delay = at_ns.saturating_sub(intended);
+        let own_delay = at_ns.saturating_sub(could_go);
         self.out.send_delay_ns.saturating_record(delay.max(1));
         self.out.generator_delay_ns.saturating_record(own_delay.max(1));
         let late_after = self.config.late_after_ns;
@@ -345,66 +409,54 @@ impl Engine<'_> {
         if own_delay > late_after {
             self.out.late_generator += 1;
         }
-        let dispatched_second = self.second_of(now);
+        let dispatched_second = self.second_of(at_ns);
         self.out.seconds[dispatched_second].dispatched += 1;
         self.out.dispatched += 1;
-        self.in_flight += 1;
-        self.out.in_flight_max = self.out.in_flight_max.max(self.in_flight);
-        let connection = &mut self.connections[slot];
-        connection.intended_ns = intended;
-        connection.dispatched_ns = now;
-        connection.retried = false;
-        self.start_request(slot);
     }
 
-    /// Put the slot's request on the wire: on its open connection, or after connecting a new one.
+    /// Put the slot's request on the wire: on its open connection, or once the opener has connected a new one.
     fn start_request(&mut self, slot: usize) {
-        self.connections[slot].written = 0;
-        self.connections[slot].parser.reset();
-        if self.connections[slot].phase == Phase::Closed {
-            match self.connect(slot) {
-                Ok(true) => {}
-                Ok(false) => return, // the handshake completes later: EPOLLOUT
-                Err(error) => return self.fail(slot, "connect", error.to_string()),
-            }
+        let connection = &mut self.connections[slot];
+        connection.written = 0;
+        connection.parser.reset();
+        if connection.phase == Phase::Closed {
+            connection.phase = Phase::Opening;
+            connection.ticket += 1;
+            self.open += 1;
+            self.out.connections_opened += 1;
+            self.out.connections_open_max = self.out.connections_open_max.max(self.open);
+            return self.helpers.open(slot, connection.ticket);
         }
-        self.connections[slot].phase = Phase::Writing;
+        connection.phase = Phase::Writing;
         self.write(slot);
     }
 
-    /// Open a non-blocking socket and connect; Ok(true) when already connected.
-    fn connect(&mut self, slot: usize) -> io::Result<bool> {
-        let fd = check(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) }, "socket")?;
-        let one: libc::c_int = 1;
-        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one as *const _ as *const libc::c_void, 4) };
-        let address = libc::sockaddr_in {
-            sin_family: libc::AF_INET as libc::sa_family_t,
-            sin_port: self.config.address.port().to_be(),
-            sin_addr: libc::in_addr { s_addr: u32::from(*self.config.address.ip()).to_be() },
-            sin_zero: [0; 8],
+    /// The opener began a connect for a slot at `opened.started_ns`: its request went out then. The socket joins
+    /// the epoll set, and its first EPOLLOUT (at once when the handshake is done) writes the request.
+    fn on_opened(&mut self, opened: crate::sockets::Opened) {
+        let connection = &self.connections[opened.slot];
+        if connection.phase != Phase::Opening || connection.ticket != opened.ticket {
+            if let Ok(fd) = opened.result {
+                self.helpers.close(fd); // its request timed out meanwhile
+            }
+            return;
+        }
+        let slot = opened.slot;
+        if connection.departure_pending {
+            self.depart(slot, opened.started_ns);
+        }
+        let fd = match opened.result {
+            Ok(fd) => fd,
+            Err(error) => return self.fail(slot, "connect", error.to_string()),
         };
+        self.connections[slot].fd = fd;
+        self.connections[slot].reused = false;
+        self.connections[slot].phase = Phase::Connecting;
         let mut event = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32, u64: slot as u64 };
         if unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
             let error = io::Error::last_os_error();
-            unsafe { libc::close(fd) };
-            return Err(error);
+            self.fail(slot, "connect", error.to_string());
         }
-        self.open += 1;
-        self.out.connections_opened += 1;
-        self.out.connections_open_max = self.out.connections_open_max.max(self.open);
-        let connection = &mut self.connections[slot];
-        connection.fd = fd;
-        connection.reused = false;
-        let result = unsafe { libc::connect(fd, &address as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32) };
-        if result == 0 {
-            return Ok(true);
-        }
-        let error = io::Error::last_os_error();
-        if error.raw_os_error() == Some(libc::EINPROGRESS) {
-            connection.phase = Phase::Connecting;
-            return Ok(false);
-        }
-        Err(error)
     }
 
     fn write(&mut self, slot: usize) {
@@ -532,6 +584,9 @@ impl Engine<'_> {
 
     fn fail(&mut self, slot: usize, kind: &'static str, message: String) {
         let now = clock_ns();
+        if self.connections[slot].departure_pending {
+            self.depart(slot, now); // it never went: timed out waiting for the opener, and counted so
+        }
         let connection = &self.connections[slot];
         // A kept-alive connection the server closed while it was idle fails the next request before any answer;
         // HTTP clients send such a request again on a new connection, once (RFC 9110, 9.2.2: GET is idempotent).
@@ -556,9 +611,15 @@ impl Engine<'_> {
     fn close(&mut self, slot: usize, now: u64) {
         let connection = &mut self.connections[slot];
         if connection.fd >= 0 {
-            unsafe { libc::close(connection.fd) };
+            // Out of the epoll set here (no event of it can reach the slot's next connection), closed by the
+            // closer thread: close() runs the FIN's exchange, and its tail, on loopback.
+            let mut unused = libc::epoll_event { events: 0, u64: 0 };
+            unsafe { libc::epoll_ctl(self.epoll, libc::EPOLL_CTL_DEL, connection.fd, &mut unused) };
+            self.helpers.close(connection.fd);
             connection.fd = -1;
             self.open -= 1;
+        } else if connection.phase == Phase::Opening {
+            self.open -= 1; // the opener's socket, when it reports, is stale and closed
         }
         connection.phase = Phase::Closed;
         connection.free_since_ns = now;
@@ -568,7 +629,7 @@ impl Engine<'_> {
     fn expire(&mut self, before_ns: u64, kind: &'static str) {
         for slot in 0..self.connections.len() {
             let connection = &self.connections[slot];
-            let busy = matches!(connection.phase, Phase::Connecting | Phase::Writing | Phase::Reading);
+            let busy = matches!(connection.phase, Phase::Opening | Phase::Connecting | Phase::Writing | Phase::Reading);
             if busy && connection.dispatched_ns < before_ns {
                 self.fail(slot, kind, "no complete answer within the timeout".into());
             } else if connection.phase == Phase::Closing && connection.dispatched_ns < before_ns {

@@ -13,6 +13,7 @@
 mod engine;
 mod http;
 mod schedule;
+mod sockets;
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, SocketAddrV4, ToSocketAddrs};
@@ -183,6 +184,7 @@ fn report(options: &Options, out: &Outcome) -> String {
     field("cpu_user_s", format!("{:.6}", out.cpu_user_s));
     field("cpu_system_s", format!("{:.6}", out.cpu_system_s));
     field("spin_s", format!("{:.6}", out.spin_s));
+    field("run_queue_wait_s", out.run_queue_wait_s.map_or("null".into(), |s| format!("{s:.6}")));
     field("cpu_busy_share", format!("{busy:.4}"));
     field("dispatched_rate_rps", format!("{:.3}", out.dispatched as f64 / duration_s));
     field("throughput_rps", format!("{:.3}", out.ok as f64 / duration_s));
