@@ -60,11 +60,13 @@ def test_a_three_second_trial_measures_throughput_memory_and_leaves_nothing(dock
     record = json.loads((trial_dir / "trial.json").read_text())
     phases = record["phases_s"]
     for name in ("local_ports_wait", "images_check", "server_port", "server_create_start", "health_wait", "verify",
-                 "loadgen_start", "warm_up", "window_set_up", "window_load", "window_tear_down", "loadgen_remove",
+                 "loadgen_start", "warm_up", "settle", "window_set_up", "window_load", "window_tear_down", "loadgen_remove",
                  "server_log", "server_remove"):
         assert phases[name] >= 0, name
     assert 3.0 <= phases["window_load"] < 3.0 + 2.0
     assert phases["warm_up"] >= 1.0
+    # The window started once the server had got through the warm-up's 16 connections (tcp_diag.wait_for_leftovers).
+    assert record["settle"]["settled"] is True and record["settle"]["leftovers_at_end"]["accept_queue"] == 0
     assert phases["total"] == pytest.approx(sum(v for k, v in phases.items() if k != "total"), abs=0.01)
     assert phases["total"] <= record["ended_unix_s"] - record["started_unix_s"] + 0.01
     assert record["ended_unix_s"] - record["started_unix_s"] - phases["total"] < 1.0

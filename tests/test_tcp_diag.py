@@ -58,3 +58,32 @@ def test_the_counter_reads_once_a_second_and_summarizes_what_it_read():
     # Nobody accepted them: all four wait in the accept queue, so the server itself holds none.
     assert summary["connections_queued_median"] == 4 and summary["connections_held_median"] == 0
     assert tcp_diag.EstablishedCounter(port, None).summary()["connections_established_median"] is None
+
+
+def test_what_a_finished_load_left_is_counted_and_waited_for_until_the_server_got_through_it():
+    """Issue 32: a window that followed a warm-up at once started behind the warm-up's abandoned connections."""
+    with _listener(backlog=128) as listener:
+        port = listener.getsockname()[1]
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(40)]
+        try:
+            accepted = [listener.accept()[0] for _ in range(10)]  # 10 accepted, 30 still in the accept queue
+            for client in clients:  # the loadgen exits: every client end closes
+                client.close()
+            time.sleep(0.05)
+            counts = tcp_diag.leftover_counts(port)
+            # The 10 accepted ones are half-closed (the server has not closed its end), the other 30 still queued.
+            assert counts == {"accept_queue": 30, "established": 0, "close_wait": 40}
+            waited = tcp_diag.wait_for_leftovers(port, None, level=100, max_s=0.3)
+            assert waited["settled"] is False and 0.3 <= waited["settle_s"] < 1.0
+            assert waited["leftovers_at_start"]["accept_queue"] == 30
+            # The server gets through them: accepts the rest and closes every one.
+            accepted += [listener.accept()[0] for _ in range(30)]
+            for sock in accepted:
+                sock.close()
+            time.sleep(0.05)
+            settled = tcp_diag.wait_for_leftovers(port, None, level=100, max_s=2.0)
+            assert settled["settled"] is True and settled["settle_s"] < 0.2
+            assert settled["leftovers_at_end"] == {"accept_queue": 0, "established": 0, "close_wait": 0}
+        finally:
+            for client in clients:
+                client.close()

@@ -4,7 +4,7 @@ Only the window and the warm-up are measurement; everything else around a
 trial (starting containers, waiting for health, the contract check, dumping
 profiles, removing containers) is overhead that the run's wall time pays once
 per trial, hundreds of times per `make reproduce`. The phases say which part
-to cut (benchmarks/profile_wall_time.py reads them) and are provenance: a
+to cut (benchmarks/trial_phases.py reads them) and are provenance: a
 trial whose health wait took 40 s says so.
 """
 

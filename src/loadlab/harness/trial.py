@@ -32,6 +32,9 @@ from loadlab.servers import loadgen_image, recorder_settings
 from loadlab.stats.latency import percentile_column
 
 VERIFY_REPORT = "verify.json.gz"  # the contract check before the load (verify.summarize), gzip JSON
+# The longest wait between warm-up and window for the server to get through the warm-up's leftover connections
+# (tcp_diag.wait_for_leftovers); a trial that has not settled by then starts anyway, and trial.json says so.
+SETTLE_MAX_S = 10.0
 
 
 def _timeseries(samples: dict[str, list[sampler.ResourceSample]]) -> pd.DataFrame:
@@ -364,6 +367,12 @@ def _load(trial: _Trial, session: ServerSession, loadgen_client):
             with clock.phase("warm_up"):
                 warmup_timeline = _warm_up(config, loadgen, url)
                 _raise_if_exited(session)
+            with clock.phase("settle"):
+                # The window starts once the server is through what the warm-up left (tcp_diag.leftover_counts),
+                # so it measures the level asked, not that level on top of the warm-up's abandoned connections.
+                pid = session.container.attrs.get("State", {}).get("Pid") or None
+                trial.record["settle"] = tcp_diag.wait_for_leftovers(
+                    int(session.port), pid, int(config.connections or 1), SETTLE_MAX_S)
             trial.measured_at = time.time()
             trial.profiling = capture.capture_for(config, session, trial.trial_dir / "profiles")
             result, samples, window = _measure(config, session, loadgen, url, trial.profiling, f"{trial.name}-sidecar",
