@@ -40,25 +40,25 @@ def test_a_clean_single_sitting_passes_and_says_when(tmp_path):
 
 
 def test_two_machines_fail_naming_each_and_its_runs(tmp_path):
-    runs = [_run(tmp_path, "01-a"), _run(tmp_path, "02-b"), _run(tmp_path, "04-c", host=OTHER_HOST)]
+    runs = [_run(tmp_path, "01-a-quick"), _run(tmp_path, "02-b"), _run(tmp_path, "04-c", host=OTHER_HOST)]
     one, other = hostfacts.machine_fingerprint(HOST), hostfacts.machine_fingerprint(OTHER_HOST)
     assert reference_problems(runs, CLEAN) == [f"2 machines: {one} (01-a, 02-b) and {other} (04-c)."]
     assert sitting_sentence(runs, CLEAN).startswith("Not one sitting: 2 machines:")
 
 
 def test_a_dirty_tree_fails(tmp_path):
-    runs = [_run(tmp_path, "01-a"), _run(tmp_path, "03-b", dirty=True)]
+    runs = [_run(tmp_path, "01-a-quick"), _run(tmp_path, "03-b", dirty=True)]
     assert reference_problems(runs, CLEAN) == [
         "1 of 2 runs measured from a tree with uncommitted changes or an unknown state: 03-b."]
 
 
 def test_two_commits_fail(tmp_path):
-    runs = [_run(tmp_path, "01-a"), _run(tmp_path, "03-b", commit="b" * 40)]
+    runs = [_run(tmp_path, "01-a-quick"), _run(tmp_path, "03-b", commit="b" * 40)]
     assert reference_problems(runs, CLEAN) == [f"2 commits: {'a' * 10} (01-a) and {'b' * 10} (03-b)."]
 
 
 def test_two_sittings_fail(tmp_path):
-    runs = [_run(tmp_path, "01-a"), _run(tmp_path, "03-b", sitting="process-20261121T000000Z-1")]
+    runs = [_run(tmp_path, "01-a-quick"), _run(tmp_path, "03-b", sitting="process-20261121T000000Z-1")]
     assert reference_problems(runs, CLEAN) == [
         f"2 sittings: {SITTING} (01-a) and process-20261121T000000Z-1 (03-b)."]
 
@@ -68,7 +68,7 @@ def test_two_sittings_fail(tmp_path):
     ({"git_commit": COMMIT, "git_dirty": True}, "Rendered from a tree with uncommitted changes."),
 ])
 def test_rendering_from_another_tree_fails(tmp_path, rendered, problem):
-    assert reference_problems([_run(tmp_path, "01-a")], rendered) == [problem]
+    assert reference_problems([_run(tmp_path, "01-a-quick")], rendered) == [problem]
 
 
 def test_speed_drift_over_the_threshold_is_called_out(tmp_path):
@@ -81,7 +81,7 @@ def test_speed_drift_over_the_threshold_is_called_out(tmp_path):
 
 
 def test_the_block_prints_the_sentence(tmp_path):
-    assert "One machine, one commit, clean: measured between" in sitting_html([_run(tmp_path, "01-a")], CLEAN)
+    assert "One machine, one commit, clean: measured between" in sitting_html([_run(tmp_path, "01-a-quick")], CLEAN)
 
 
 def test_host_speed_index_is_cheap_and_per_cpu():

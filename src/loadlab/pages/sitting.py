@@ -18,6 +18,7 @@ and calls out a change over SPEED_DRIFT_SHARE within a run or between runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from loadlab import hostfacts
@@ -30,7 +31,9 @@ ONE_SITTING = "One machine, one commit, clean"
 
 
 def _name(facts) -> str:
-    return str(getattr(facts, "experiment", None) or getattr(facts, "run_id", "?"))
+    """The run's experiment without its scale ("01-runtime-overhead"): every run of a page shares the scale."""
+    name = str(getattr(facts, "experiment", None) or getattr(facts, "run_id", "?"))
+    return re.sub(r"-(smoke|quick|full)$", "", name)
 
 
 def _machine(facts) -> str:
