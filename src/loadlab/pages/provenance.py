@@ -365,12 +365,16 @@ def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, run
 
 def sitting_html(facts: list[RunFacts], rendered_git_state: Mapping) -> str:
     """The one-sitting rule's sentence (pages.sitting) and the host speed index of the runs."""
-    from .sitting import sitting_sentence, speed_lines
+    from .sitting import reference_problems, sitting_sentence, speed_lines
 
+    def items(lines: list[str]) -> str:
+        return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>" if lines else ""
+
+    problems = reference_problems(facts, rendered_git_state)
+    rule = (f"<p><b>Not one sitting</b> (one machine, one commit, clean, in one sitting is the rule):</p>"
+            f"{items(problems)}" if problems else f"<p><b>{html.escape(sitting_sentence(facts, rendered_git_state))}</b></p>")
     head, *lines = speed_lines(facts)
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-    return (f"<p><b>{html.escape(sitting_sentence(facts, rendered_git_state))}</b></p>"
-            f"<p>{html.escape(head)}</p>" + (f"<ul>{items}</ul>" if items else ""))
+    return rule + f"<p>{html.escape(head)}</p>" + items(lines)
 
 
 def data_links_html(notebook: str, run_ids: Iterable[str]) -> str:

@@ -73,9 +73,8 @@ def reference_problems(runs: Iterable, rendered_git_state: Mapping) -> list[str]
         groups = _by(runs, key)
         if len(groups) > 1:
             problems.append(_grouped(what, plural, groups) + ".")
-    no_sitting = [_name(f) for f in runs if not (f.sitting or {}).get("id")]
-    if no_sitting and len(no_sitting) == len(runs):
-        problems.append(f"No sitting recorded ({', '.join(no_sitting)}).")
+    if not any((f.sitting or {}).get("id") for f in runs):
+        problems.append("No run records its sitting (runs measured before sittings were recorded).")
     dirty = [_name(f) for f in runs if f.dirty is not False]
     if dirty:
         problems.append(f"{len(dirty)} of {len(runs)} runs measured from a tree with uncommitted changes or an "
