@@ -11,9 +11,11 @@ import datetime as dt
 import os
 import platform
 import socket
+import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from loadlab import __version__, paths
@@ -231,3 +233,49 @@ def wait_for_local_ports(max_wait_s: float, busy_share: float = 0.5, poll_s: flo
     return {"time_wait_sockets_before": first[0], "time_wait_sockets": last[0],
             "time_wait_local_ports_before": first[1], "time_wait_local_ports": last[1],
             "waited_for_local_ports_s": round(time.monotonic() - started, 3)}
+
+
+# The host speed index's unit of work: SHA-256 over a fixed buffer, in C (hashlib), so the reading is the CPU's
+# speed and not the interpreter's. Sizes chosen so one reading of two CPUs takes a few milliseconds.
+_SPEED_BUFFER_KIB = 4
+_SPEED_ROUNDS = 256  # buffers hashed per repetition: 1 MiB, about 1 ms
+_SPEED_REPETITIONS = 7
+
+
+def host_speed_index(cpus: Iterable[int] | None = None) -> dict:
+    """{"ns_per_kib_by_cpu": {cpu: ns}, "ns_per_kib": median over the CPUs, "reading_s": what the reading cost}.
+
+    A fixed native work loop (SHA-256 of a 4 KiB buffer, 256 times) pinned in
+    turn to each of `cpus` (default: every CPU this process may use), the
+    median of 7 repetitions, in nanoseconds per KiB hashed: lower is faster.
+    It indexes the host's speed because the work is fixed and CPU-bound and
+    runs in C: what changes it is the clock, the CPU model, and a neighbour
+    sharing the physical core (steal), the same things that change how long a
+    server's request takes. 02's calibration (harness.calibrate) measures the
+    same kind of thing through a server, the /cpu hash loop's rounds per
+    10 ms; this one needs no container, costs milliseconds, and so is read at
+    every run's start and end. Two readings that differ by more than a few
+    percent mean the host changed speed between them.
+    """
+    import hashlib
+
+    allowed = os.sched_getaffinity(0)
+    buffer = bytes(range(256)) * (_SPEED_BUFFER_KIB * 4)
+    started = time.perf_counter()
+    by_cpu = {}
+    try:
+        for cpu in sorted(set(cpus) & allowed if cpus is not None else allowed):
+            os.sched_setaffinity(0, {cpu})
+            hashlib.sha256(buffer).digest()  # first call on this CPU: caches, frequency ramp
+            samples = []
+            for _ in range(_SPEED_REPETITIONS):
+                began = time.perf_counter_ns()
+                for _ in range(_SPEED_ROUNDS):
+                    hashlib.sha256(buffer).digest()
+                samples.append((time.perf_counter_ns() - began) / (_SPEED_ROUNDS * _SPEED_BUFFER_KIB))
+            by_cpu[str(cpu)] = round(statistics.median(samples), 2)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    return {"ns_per_kib_by_cpu": by_cpu, "ns_per_kib": round(statistics.median(by_cpu.values()), 2) if by_cpu else None,
+            "recorded_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "reading_s": round(time.perf_counter() - started, 4)}

@@ -271,13 +271,15 @@ def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir
         return pd.read_parquet(Path(run_dir) / "results.parquet"), Path(run_dir).name
     from loadlab.harness import provenance  # measuring only: re-analysis never needs the harness
 
+    started, facts = rundir.now_utc(), provenance.collect()  # before measuring: the run's start and its speed index
     frame = measure()
+    provenance.record_speed(facts, "end")
     run = RunDirectory.create(name, new_run_id(name), raw_dir)
     write_parquet_atomic(run.path / "results.parquet", frame)
     # One table, no trials: the manifest's trial keys stay out, as in the microbenchmark runs recorded so far.
     run.write_manifest(Manifest(
-        run_id=run.run_id, experiment=name, status=rundir.STATUS_COMPLETE, created_utc=rundir.now_utc(),
-        updated_utc=rundir.now_utc(), parameters=parameters or {}, provenance=provenance.collect(),
+        run_id=run.run_id, experiment=name, status=rundir.STATUS_COMPLETE, created_utc=started,
+        updated_utc=rundir.now_utc(), parameters=parameters or {}, provenance=facts,
         absent=frozenset({"conditions", "images", "runtime_versions", "annotations"}),
     ))
     return frame, run.run_id

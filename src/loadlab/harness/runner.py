@@ -17,7 +17,7 @@ import docker
 import yaml
 
 from loadlab import paths
-from loadlab.config import new_run_id
+from loadlab.config import new_run_id, parse_cpuset
 from loadlab.errors import EngineLost, LoadlabError, ParameterError
 from loadlab.experiment import Experiment
 from loadlab.harness import container, engine, images, provenance
@@ -62,6 +62,12 @@ def _placement_provenance(experiment: Experiment, loadgen_client) -> dict:
                           "target_host": placement.target_host, "server_sampling": placement.server_sampling}}
 
 
+def _trial_cpus(experiment: Experiment) -> set[int]:
+    """The CPUs the trials are pinned to, server's and loadgen's: where the host speed index is read."""
+    placement = experiment.placement
+    return parse_cpuset(placement.server_cpus, "server_cpus") | parse_cpuset(placement.loadgen_cpus, "loadgen_cpus")
+
+
 def new_manifest(experiment: Experiment, run_id: str, server_client, annotations: dict | None = None,
                  loadgen_client=None) -> Manifest:
     """A new run's manifest; `loadgen_client` (when the loadgen runs on another engine) is recorded beside the
@@ -73,7 +79,7 @@ def new_manifest(experiment: Experiment, run_id: str, server_client, annotations
         created_utc=now_utc(),
         updated_utc=now_utc(),
         parameters=experiment.to_dict(),
-        provenance={**provenance.collect(server_client), "loadgen": _loadgen_version(),
+        provenance={**provenance.collect(server_client, _trial_cpus(experiment)), "loadgen": _loadgen_version(),
                     **_placement_provenance(experiment, loadgen_client)},
         conditions=[
             {"condition": c["condition"], "label": c["label"], "level": c["level"], "config": dataclasses.asdict(c["config"])}
@@ -277,6 +283,7 @@ def run_experiment(
         raise
     finally:
         bar.close()
+        provenance.record_speed(manifest.provenance, "end")  # every finish, so a resumed run's end is its last
         manifest.updated_utc = now_utc()
         run.write_manifest(manifest)
         # After an engine loss the engine that still answers is cleaned now; the lost one on resume.

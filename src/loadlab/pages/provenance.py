@@ -104,6 +104,8 @@ class RunFacts:
     runtime_versions: dict = field(default_factory=dict)
     trial_runs: bool = True  # False: a microbenchmark, one table of the tool's own records
     connection_limits: dict = field(default_factory=dict)  # hostfacts.connection_limits; runs from 2026-11-25 on
+    sitting: dict = field(default_factory=dict)  # hostfacts.sitting(): id, boot id, machine fingerprint
+    host_speed: dict = field(default_factory=dict)  # {"start"/"end": hostfacts.host_speed_index()}; from 2026-11-28
 
     @property
     def scale(self) -> str | None:
@@ -133,6 +135,7 @@ def run_facts(run) -> RunFacts:
         engine=provenance.get("engine") or {}, parameters=manifest.parameters,
         runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
         connection_limits=provenance.get("connection_limits") or {},
+        sitting=provenance.get("sitting") or {}, host_speed=provenance.get("host_speed") or {},
     )  # fmt: skip
 
 
@@ -332,6 +335,8 @@ def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, run
         f"<p>{mode}, scale <b>{html.escape(scale)}</b>. Page rendered at commit "
         f"{html.escape(_commit(analysis['git_commit'], analysis['git_dirty']))}.</p>",
     ]
+    if facts:
+        parts.append(sitting_html(facts, analysis))
     for run in runs:
         changes = getattr(run, "plan_changes", None)
         if changes:
@@ -356,6 +361,20 @@ def provenance_html(notebook: str, scale: str, run_id_parameter: str | None, run
         parts.append(_table(["aspect", f"{source.id} (claims.yaml)", "here"], comparison))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def sitting_html(facts: list[RunFacts], rendered_git_state: Mapping) -> str:
+    """The one-sitting rule's sentence (pages.sitting) and the host speed index of the runs."""
+    from .sitting import reference_problems, sitting_sentence, speed_lines
+
+    def items(lines: list[str]) -> str:
+        return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>" if lines else ""
+
+    problems = reference_problems(facts, rendered_git_state)
+    rule = (f"<p><b>Not one sitting</b> (one machine, one commit, clean, in one sitting is the rule):</p>"
+            f"{items(problems)}" if problems else f"<p><b>{html.escape(sitting_sentence(facts, rendered_git_state))}</b></p>")
+    head, *lines = speed_lines(facts)
+    return rule + f"<p>{html.escape(head)}</p>" + items(lines)
 
 
 def data_links_html(notebook: str, run_ids: Iterable[str]) -> str:

@@ -14,16 +14,19 @@ collection's reasoning, written once per source and aspect.
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable, Iterable, Mapping
 
 from loadlab.experiment import trials_text
+from loadlab.judgements.regime import CPU_BOUND, CPU_BOUND_PCT, WAITING, comparison_regimes, regime_differences, regime_text
 
 from .claim_table import _field
 from .provenance import RunFacts, _load_text, _placement_text, connection_mode, hardware_text, run_facts
 
 ASPECTS = ("cores and placement", "load", "window", "runtime versions", "JVM flags", "profilers attached",
            "in-process or over HTTP")
+REGIME_ASPECT = "regime"  # a row of its own after ASPECTS: measured per verdict, not read from the run's setup
 
 SOURCE_SETUPS: dict[str, dict[str, str]] = {
     "S1": {"cores and placement": "4 cores, 8 GB, each server pinned to one core",
@@ -59,6 +62,19 @@ SOURCE_SETUPS: dict[str, dict[str, str]] = {
            "profilers attached": "none stated",
            "in-process or over HTTP": "in-process (JMH)"},
 }
+
+# The regime the source's servers were in (judgements.regime), as its setup lets one know it; "not stated" otherwise.
+# This collection's side is measured per trial and shown in the threats table's "regime" row.
+SOURCE_REGIMES: dict[str, tuple[str | None, str]] = {
+    "S1": (None, "not stated"),
+    "S2": (CPU_BOUND, "CPU-bound by design: 2,000 req/s of 10 ms CPU work is 20 cores' work offered to 4"),
+    "S3": (None, "not stated"),
+    "S4": (WAITING, "waiting: each request sleeps 10 ms (simulated I/O), 400 connections on 4 cores"),
+    "S5": (None, "not stated (in-process)"),
+}
+REGIME_DIRECTION = ("a server short of CPU answers later and serves fewer requests than one waiting on its sleeps: a "
+                    "ratio across regimes, or in another regime than the source's, measures something else")
+REGIME_MEASURED = f"each trial's server CPU against its allowance (CPU-bound at {CPU_BOUND_PCT:g}% or more)"
 
 # What a difference in each aspect could do to a verdict. Ratios are judged, not absolute numbers, so a
 # difference matters where it moves one runtime more than the other.
@@ -193,7 +209,40 @@ def threats_rows(verdicts: Iterable, claims: Mapping) -> list[dict]:
             groups[key] = {"claims": [], "run": run_id, "threats": claim_threats(verdict, claim.source)}
         if claim_id not in groups[key]["claims"]:
             groups[key]["claims"].append(claim_id)
+            groups[key].setdefault("verdicts", []).append(verdict)
+    for (source, run_id), group in groups.items():
+        row = regime_row(group.pop("verdicts"), source, run_id)
+        if row:
+            group["threats"].append(row)
     return list(groups.values())
+
+
+@functools.lru_cache(maxsize=32)
+def _trials(run_id: str):
+    from loadlab import tables
+
+    return tables.load_run(run_id)["trials"]
+
+
+def regime_row(verdicts: list, source: str, run_id: str) -> dict[str, str] | None:
+    """The "regime" row: each verdict's servers, over the trials it used, CPU-bound or waiting, and what differs
+    from each other or from the source (judgements.regime). None for a run without trials (a microbenchmark)."""
+    if not run_facts(run_id).trial_runs:
+        return None
+    source_regime, source_text = SOURCE_REGIMES.get(source, (None, "not stated"))
+    texts: dict[str, list[str]] = {}
+    for verdict in verdicts:
+        trial_ids = _field(verdict, "trial_ids") or {}
+        if not trial_ids:
+            continue
+        by_label = comparison_regimes(_trials(run_id), trial_ids)
+        text = " ".join([regime_text(by_label) + ".", *regime_differences(by_label, source_regime)])
+        texts.setdefault(text, []).append(_field(verdict, "claim_id"))
+    if not texts:
+        return None
+    here = " ".join(f"{', '.join(claims)}: {text}" if len(texts) > 1 else text for text, claims in texts.items())
+    return {"aspect": REGIME_ASPECT, "source": source_text, "here": here, "could": REGIME_DIRECTION,
+            "measured": REGIME_MEASURED}
 
 
 THREATS_STYLE = ("<style>table.loadlab-threats{border-collapse:collapse;font-size:88%}table.loadlab-threats td,"
