@@ -229,12 +229,16 @@ def runtime_overhead(scale_name: str, servers: list[ServerEntry] | None = None) 
 # 01's extension: the same servers and settings on keep-alive connections, where a connection is held for the
 # whole window and its cost is what stays in memory between requests. The lowest and the top level only, half
 # the trials: it is a supplement, not a verdict.
-KEEPALIVE_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"))
+# Every runtime: it is also where the atlas (07) reads memory per held connection and threads at 10,000 held
+# connections, which a connection per request cannot show (a server holds only the requests in its hands).
+KEEPALIVE_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, JAVA_VIRTUAL,
+                     ServerEntry("rust-tokio", label="rust"), ServerEntry("php-swoole", label="swoole"),
+                     ServerEntry("python-asyncio", label="python"), *NEW_RUNTIMES)
 
 
 def runtime_overhead_keepalive(scale_name: str) -> Experiment:
-    """01's labelled extension: go, java-platform and rust on keep-alive connections (S1's route), at the lowest
-    and the top level of `runtime_overhead`."""
+    """01's labelled extension: every runtime on keep-alive connections (S1's route), at the lowest and the top
+    level of `runtime_overhead`; the atlas's held connections."""
     p = scale(scale_name)
     levels = _by_scale(scale_name, [10, 100], [10, 10000], [10, 1000, 10000])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode="keep-alive")

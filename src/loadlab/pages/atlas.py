@@ -39,7 +39,11 @@ ATLAS_RUNTIMES = tuple(runtime.label for runtime in RUNTIMES if runtime.name not
 LATENCY_FRACTIONS = (0.5, 0.8)
 
 # The experiments each axis reads (without the scale suffix), so a page can name a run that does not exist yet.
+# Memory per held connection and threads at the top level read 01's keep-alive run (HELD), where every connection
+# is held for the whole window: under S1's load (a new connection per request) a server holds only the few whose
+# request is in its hands (3 to 540 of 10,000 in a sketch of 2026-11-28), and memory divided by so few is noise.
 OVERHEAD, LATENCY, CAPACITY = "01-runtime-overhead", "01-open-loop-latency", "00-server-capacity"
+HELD = "01-runtime-overhead-keepalive"
 
 
 @dataclass(frozen=True)
@@ -61,12 +65,12 @@ class Axis:
 
 
 AXES = (
-    Axis("memory", "memory per held connection", "memory per held connection (KiB)", "KiB", OVERHEAD),
+    Axis("memory", "memory per held connection", "memory per held connection (KiB)", "KiB", HELD),
     Axis("cpu", "CPU time per request", "CPU time per request (\N{MICRO SIGN}s)", "\N{MICRO SIGN}s", OVERHEAD),
     Axis("p99-0.5", "p99 at 0.5 of capacity", "p99 latency (ms)\nat 0.5 of own capacity", "ms", LATENCY, "p99"),
     Axis("p99-0.8", "p99 at 0.8 of capacity", "p99 latency (ms)\nat 0.8 of own capacity", "ms", LATENCY, "p99"),
     Axis("capacity", "capacity on one core", "capacity on one core (req/s)", "req/s", CAPACITY),
-    Axis("threads", "OS threads at the top level", "OS threads (count)\nat the top level", "", OVERHEAD),
+    Axis("threads", "OS threads at the top level", "OS threads (count)\nat the top level", "", HELD),
 )
 AXIS_BY_KEY = {axis.key: axis for axis in AXES}
 # The figure's panels (`plots.atlas_figure`): key, axis label, scale group.
@@ -255,22 +259,24 @@ def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes:
     return rows
 
 
-def atlas_table(overhead, latency, capacity, scale: str, runtimes: Sequence[str] = ATLAS_RUNTIMES) -> pd.DataFrame:
+def atlas_table(overhead, latency, capacity, scale: str, runtimes: Sequence[str] = ATLAS_RUNTIMES,
+                held=None) -> pd.DataFrame:
     """The atlas: one row per axis and runtime (`COLUMNS`), each a median with its interval (NaN bounds below the
     trials an interval needs, and a note), its trial count, the run and condition it was read at; a runtime a
     run lacks (or a run that does not exist: None) is a row with n 0 and a note naming the run. Runtimes outside
     `runtimes` that a run has are kept, after them. `scale` names a run that is missing."""
     rows: list[dict] = []
     if overhead is not None:
-        rows += memory_rows(overhead.trials, overhead.run_id) + cpu_rows(overhead.trials, overhead.run_id)
-        rows += threads_rows(overhead.trials, overhead.run_id)
+        rows += cpu_rows(overhead.trials, overhead.run_id)
+    if held is not None:
+        rows += memory_rows(held.trials, held.run_id) + threads_rows(held.trials, held.run_id)
     if latency is not None:
         rows += latency_rows(latency.trials, latency.run_id, basis=capacity_basis(latency))
     if capacity is not None:
         rows += capacity_rows(capacity.trials[capacity.trials["label"].isin(runtimes)], capacity.run_id,
                               _pipeline_depth(capacity))
     measured = pd.DataFrame(rows, columns=COLUMNS)
-    runs = {OVERHEAD: overhead, LATENCY: latency, CAPACITY: capacity}
+    runs = {OVERHEAD: overhead, LATENCY: latency, CAPACITY: capacity, HELD: held}
     for axis in AXES:
         rows += _missing_rows(measured, axis, runs[axis.experiment], scale, runtimes)
     table = pd.DataFrame(rows, columns=COLUMNS)

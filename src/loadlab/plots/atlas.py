@@ -68,8 +68,11 @@ def _draw_panel(axes, block: pd.DataFrame, runtimes: Sequence[str], label: str, 
         return
     if logarithmic:
         axes.set_xscale("log")
-        format_log_axis(axes.xaxis, bounds, plain_formatter())
-        axes.set_xlim(bounds.min() / 1.6, bounds.max() * 1.6)
+        # The labels' density follows the span drawn (the padded limits), not the values' alone, or a narrow
+        # panel gets 2, 3 and 5 times each decade and they overlap.
+        limits = (bounds.min() / 1.6, bounds.max() * 1.6)
+        format_log_axis(axes.xaxis, pd.Series(limits), plain_formatter())
+        axes.set_xlim(*limits)
     else:
         axes.xaxis.set_major_formatter(plain_formatter())
         axes.set_xlim(0, bounds.max() * 1.12)
