@@ -106,7 +106,7 @@ def test_few_trials_give_their_range_with_the_coverage_it_has_and_a_warning():
     assert rows.at["node", "note"] == "n=3: the range of 3 trials, a 75.0% interval (95% needs 6)"
     assert math.isfinite(rows.at["go", "ci_low"]) and rows.at["go", "note"] == "" and rows.at["go", "coverage"] == 0.95
     table = pd.DataFrame(atlas.threads_rows(trials, "run-x"), columns=atlas.COLUMNS)
-    assert "node on OS threads at the top level (n=3" in atlas.few_trials_text(table)
+    assert "3 trials (their range, a 75.0% interval): node (OS threads at the top level)" in atlas.few_trials_text(table)
     shown = atlas.atlas_display(table)
     column = "median [95% CI, or the coverage marked]"
     assert shown.loc[("OS threads at the top level (count)", "node"), column] == "8 [7, 9] (75.0%)"

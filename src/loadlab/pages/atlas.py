@@ -343,13 +343,19 @@ def not_measured_text(table: pd.DataFrame) -> str:
 
 
 def few_trials_text(table: pd.DataFrame) -> str:
-    """Markdown: the values read from fewer trials than a 95% interval needs, drawn without a bar; "" if none."""
+    """Markdown: the values read from fewer trials than a 95% interval needs, grouped by their count of trials (so
+    by the coverage their range has); "" if none."""
     few = table[table["note"].str.startswith("n=")]
     if few.empty:
         return ""
-    return ("**Few trials** (drawn beside the judged runtimes in fewer trials: the interval is their range, with the "
-            "coverage it has, thinner in the figure, as benchstat warns): " + "; ".join(
-        f"{row.runtime} on {AXIS_BY_KEY[row.axis].name} ({row.note})" for row in few.itertuples()) + ".")
+    groups = []
+    for n, block in sorted(few.groupby("n"), key=lambda item: -item[0]):
+        coverage = f"their range, a {1 - 2 * 0.5 ** n:.1%} interval" if n >= 2 else "no interval"
+        values = ", ".join(f"{row.runtime} ({AXIS_BY_KEY[row.axis].name})" for row in block.itertuples())
+        groups.append(f"{n} trial{'s' if n != 1 else ''} ({coverage}): {values}")
+    needed = stats.minimum_trials_for_median_ci(CONFIDENCE)
+    return (f"**Few trials** (a {CONFIDENCE:.0%} interval needs {needed}; drawn dashed, as benchstat warns): "
+            + "; ".join(groups) + ".")
 
 
 def atlas_finding(table: pd.DataFrame) -> str:
