@@ -345,10 +345,9 @@ class Experiment(_KnownFields):
         blocks only, so drift still lands on it as on the others there.
         Returns [{trial: 1.., condition, block}] — trial numbers are the run order.
         """
-        conditions = self.conditions()
-        blocks = max(c["trials"] for c in conditions)
-        order = [(block, name) for block, name in interleave([c["condition"] for c in conditions], blocks, self.seed)
-                 if block < next(c["trials"] for c in conditions if c["condition"] == name)]
+        trials = {c["condition"]: c["trials"] for c in self.conditions()}
+        order = [(block, name) for block, name in interleave(list(trials), max(trials.values()), self.seed)
+                 if block < trials[name]]
         return [{"trial": number, "condition": name, "block": block + 1}
                 for number, (block, name) in enumerate(order, start=1)]
 

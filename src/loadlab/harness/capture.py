@@ -31,6 +31,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from loadlab.harness.container import host_pid
 from loadlab.profiles import jfr_captures
 from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_atomic
 
@@ -176,7 +177,7 @@ class Capture:
 
     def _server_pid(self) -> int:
         self.session.container.reload()
-        pid = self.session.container.attrs.get("State", {}).get("Pid") or 0
+        pid = host_pid(self.session.container)
         if not pid or not Path(f"/proc/{pid}").exists():
             raise RuntimeError("the server's processes are not visible from this host (engine elsewhere?)")
         return pid

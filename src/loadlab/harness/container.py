@@ -183,6 +183,11 @@ def open_file_limit(container) -> int | None:
     return None
 
 
+def host_pid(container) -> int:
+    """The container's init process id on this host, from its attributes as last read (0 when none is known)."""
+    return container.attrs.get("State", {}).get("Pid") or 0
+
+
 def container_state(container) -> dict:
     with contextlib.suppress(docker.errors.NotFound):
         container.reload()

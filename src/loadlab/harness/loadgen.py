@@ -141,26 +141,27 @@ def warm_up(loadgen: LoadgenContainer, url: str, connections: int, threads: int,
     ONE_RUN_WARMUP_CONNECTIONS connections it is one run of `max_s` seconds,
     and the timeline one entry for it (`run_s`: its length).
     """
+    timeline, runs = [], []
     if connections >= ONE_RUN_WARMUP_CONNECTIONS:
+        runs.append("one-run")
         report = run_wrk(loadgen, "warmup/one-run", url, connections, max_s, threads, timeout_s, pipeline_depth,
                          connection_per_request)
-        timeline = [{"second": max_s, "throughput_rps": report.requests_per_s, "errors_total": report.error_count,
-                     "run_s": max_s}]
-        write_text_atomic(loadgen.output_dir / "warmup" / "timeline.json", json.dumps(timeline, indent=1))
-        shutil.rmtree(loadgen.output_dir / "warmup" / "one-run", ignore_errors=True)
-        return timeline
-    timeline = []
-    for second in range(1, max_s + 1):
-        report = run_wrk(loadgen, f"warmup/{second:03d}", url, connections, 1, threads, timeout_s, pipeline_depth,
-                         connection_per_request)
-        timeline.append({"second": second, "throughput_rps": report.requests_per_s, "errors_total": report.error_count})
-        if second >= min_s and steady([t["throughput_rps"] for t in timeline], window, tolerance):
-            break
+        timeline.append({"second": max_s, "throughput_rps": report.requests_per_s, "errors_total": report.error_count,
+                         "run_s": max_s})
+    else:
+        for second in range(1, max_s + 1):
+            runs.append(f"{second:03d}")
+            report = run_wrk(loadgen, f"warmup/{runs[-1]}", url, connections, 1, threads, timeout_s, pipeline_depth,
+                             connection_per_request)
+            timeline.append({"second": second, "throughput_rps": report.requests_per_s,
+                             "errors_total": report.error_count})
+            if second >= min_s and steady([t["throughput_rps"] for t in timeline], window, tolerance):
+                break
     write_text_atomic(loadgen.output_dir / "warmup" / "timeline.json", json.dumps(timeline, indent=1))
-    # The slices' own reports (a full latency spectrum each) served only the timeline
+    # The runs' own reports (a full latency spectrum each) served only the timeline
     # just written; warm-up is discarded, so they are not kept.
-    for second in range(1, len(timeline) + 1):
-        shutil.rmtree(loadgen.output_dir / "warmup" / f"{second:03d}", ignore_errors=True)
+    for run in runs:
+        shutil.rmtree(loadgen.output_dir / "warmup" / run, ignore_errors=True)
     return timeline
 
 

@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from loadlab.harness.container import host_pid
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 SAMPLE_INTERVAL_S = 0.25
 
@@ -283,7 +285,7 @@ class DockerStatsSource:
 def source_for(container) -> CgroupSource | DockerStatsSource:
     """The cheapest source that works for this container."""
     container.reload()
-    pid = container.attrs.get("State", {}).get("Pid") or 0
+    pid = host_pid(container)
     try:
         text = Path(f"/proc/{pid}/cgroup").read_text() if pid else ""
     except OSError:

@@ -71,7 +71,7 @@ def _count_once(client, goroutines: int, hold_s: float, repetition: int, run_id:
     probes = None
     try:
         box.reload()
-        pid = box.attrs.get("State", {}).get("Pid") or 0
+        pid = container.host_pid(box)
         if not pid:
             raise TrialFailure("microbench-failed", f"{name} exited before its probes could be added",
                                microbench._output(box, stdout=False)[-4000:])

@@ -68,6 +68,14 @@ def _dump(family: int, states: int) -> list[bytes]:
                 return messages
 
 
+def _port_messages(port: int, states: int):
+    """Every inet_diag_msg of TCP sockets in `states` whose local port is `port`, IPv4 and IPv6 (raises OSError)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for message in _dump(family, states):
+            if len(message) >= _INODE_OFFSET + 4 and struct.unpack_from("!H", message, _SPORT_OFFSET)[0] == port:
+                yield message
+
+
 def connection_counts(port: int, pid: int | None = None) -> tuple[int, int] | None:
     """(established, queued) TCP connections in state ESTABLISHED whose local port is `port` (IPv4 and IPv6), in
     this network namespace: `queued` are those still in the accept queue (no socket file yet: the kernel
@@ -78,12 +86,9 @@ def connection_counts(port: int, pid: int | None = None) -> tuple[int, int] | No
         return None
     established = queued = 0
     try:
-        for family in (socket.AF_INET, socket.AF_INET6):
-            for message in _dump(family, 1 << TCP_ESTABLISHED):
-                if len(message) < _INODE_OFFSET + 4 or struct.unpack_from("!H", message, _SPORT_OFFSET)[0] != port:
-                    continue
-                established += 1
-                queued += struct.unpack_from("=I", message, _INODE_OFFSET)[0] == 0
+        for message in _port_messages(port, 1 << TCP_ESTABLISHED):
+            established += 1
+            queued += struct.unpack_from("=I", message, _INODE_OFFSET)[0] == 0
     except OSError:
         return None
     return established, queued
@@ -102,19 +107,15 @@ def leftover_counts(port: int, pid: int | None = None) -> dict | None:
     if pid is not None and not same_network_namespace(pid):
         return None
     counts = {"accept_queue": 0, "established": 0, "close_wait": 0}
-    states = (1 << TCP_LISTEN) | (1 << TCP_ESTABLISHED) | (1 << TCP_CLOSE_WAIT)
     try:
-        for family in (socket.AF_INET, socket.AF_INET6):
-            for message in _dump(family, states):
-                if len(message) < _INODE_OFFSET + 4 or struct.unpack_from("!H", message, _SPORT_OFFSET)[0] != port:
-                    continue
-                state = message[1]
-                if state == TCP_LISTEN:
-                    counts["accept_queue"] += struct.unpack_from("=I", message, _RQUEUE_OFFSET)[0]
-                elif state == TCP_ESTABLISHED:
-                    counts["established"] += 1
-                else:
-                    counts["close_wait"] += 1
+        for message in _port_messages(port, (1 << TCP_LISTEN) | (1 << TCP_ESTABLISHED) | (1 << TCP_CLOSE_WAIT)):
+            state = message[1]
+            if state == TCP_LISTEN:
+                counts["accept_queue"] += struct.unpack_from("=I", message, _RQUEUE_OFFSET)[0]
+            elif state == TCP_ESTABLISHED:
+                counts["established"] += 1
+            else:
+                counts["close_wait"] += 1
     except OSError:
         return None
     return counts

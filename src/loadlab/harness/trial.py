@@ -195,7 +195,7 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     readings = sidecar.ServerReadings(config.server_sampling, session.container, int(session.port),
                                       session.container.labels.get(container.RUN_LABEL, ""), sidecar_name,
                                       images.BASE_IMAGE)
-    pid = session.container.attrs.get("State", {}).get("Pid") or 0
+    pid = container.host_pid(session.container)
     if profiling is not None:
         profiling.start()
     accepted_before = capture.tcp_passive_opens(pid)
@@ -370,9 +370,9 @@ def _load(trial: _Trial, session: ServerSession, loadgen_client):
             with clock.phase("settle"):
                 # The window starts once the server is through what the warm-up left (tcp_diag.leftover_counts),
                 # so it measures the level asked, not that level on top of the warm-up's abandoned connections.
-                pid = session.container.attrs.get("State", {}).get("Pid") or None
                 trial.record["settle"] = tcp_diag.wait_for_leftovers(
-                    int(session.port), pid, int(config.connections or 1), SETTLE_MAX_S)
+                    int(session.port), container.host_pid(session.container) or None, int(config.connections or 1),
+                    SETTLE_MAX_S)
             trial.measured_at = time.time()
             trial.profiling = capture.capture_for(config, session, trial.trial_dir / "profiles")
             result, samples, window = _measure(config, session, loadgen, url, trial.profiling, f"{trial.name}-sidecar",

@@ -14,6 +14,12 @@ from loadlab.stats import median_ci, minimum_trials_for_median_ci, shift_ratio_i
 CAPACITY_HEADROOM_UTILIZATION = 0.80
 
 
+def trials_with_headroom(trials: pd.DataFrame, headroom: float = CAPACITY_HEADROOM_UTILIZATION) -> pd.DataFrame:
+    """The ok trials whose loadgen stayed below `headroom` of its CPU count: those that measured the server."""
+    ok = trials[trials["status"] == "ok"]
+    return ok[pd.to_numeric(ok["loadgen_cpu_utilization"], errors="coerce") < headroom]
+
+
 def capacity_ranking(trials: pd.DataFrame, headroom: float = CAPACITY_HEADROOM_UTILIZATION,
                      confidence: float = 0.95) -> pd.DataFrame:
     """Servers ranked by throughput measured with loadgen headroom, each against the next one down.
@@ -27,8 +33,7 @@ def capacity_ranking(trials: pd.DataFrame, headroom: float = CAPACITY_HEADROOM_U
     with fewer trials with headroom than a CI needs is listed, not ranked.
     """
     ok = trials[trials["status"] == "ok"]
-    utilization = pd.to_numeric(ok["loadgen_cpu_utilization"], errors="coerce")
-    with_headroom = ok[utilization < headroom]
+    with_headroom = trials_with_headroom(trials, headroom)
     needed = minimum_trials_for_median_ci(confidence)
     rows = []
     for label, block in ok.groupby("label", sort=False):

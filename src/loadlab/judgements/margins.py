@@ -104,9 +104,14 @@ def margin_from_spread(spread: float) -> float:
     return math.exp(z * math.sqrt(2.0) * spread) - 1.0
 
 
-def _shamos(logs: np.ndarray) -> float:
+def _pair_differences(logs: np.ndarray) -> np.ndarray:
+    """|log x_i - log x_j| over every pair i < j."""
     upper = np.triu_indices(logs.size, k=1)
-    return SHAMOS_TO_SD * float(np.median(np.abs(logs[:, None] - logs[None, :])[upper]))
+    return np.abs(logs[:, None] - logs[None, :])[upper]
+
+
+def _shamos(logs: np.ndarray) -> float:
+    return SHAMOS_TO_SD * float(np.median(_pair_differences(logs)))
 
 
 def instance_spread(trials: pd.DataFrame, column: str) -> tuple[float, list]:
@@ -197,9 +202,7 @@ def margins_from_replicates(trials: pd.DataFrame, labels: Iterable[str], level, 
                 continue
             kept = own[~own["trial"].isin(far)] if "trial" in own else own
             values = pd.to_numeric(kept[column], errors="coerce")
-            logs = np.log(values[values.notna() & (values > 0)].to_numpy(dtype=float))
-            upper = np.triu_indices(logs.size, k=1)
-            differences.extend(np.abs(logs[:, None] - logs[None, :])[upper])
+            differences.extend(_pair_differences(np.log(values[values.notna() & (values > 0)].to_numpy(dtype=float))))
             named.extend(far)
         if len(differences) >= 6:  # at least the pairs of 4 instances of one server
             spread = SHAMOS_TO_SD * float(np.median(differences))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from loadlab import metrics, stats, units
 from loadlab.judgements import s1
-from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION, capacity_ranking
+from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION, capacity_ranking, trials_with_headroom
 from loadlab.judgements.evidence import evidence_trials
 from loadlab.servers import RUNTIMES
 
@@ -99,6 +99,11 @@ def few_trials_note(n: int, confidence: float = CONFIDENCE) -> str:
     return f"n={n}: the range of {n} trials, a {1 - 2 * 0.5 ** n:.1%} interval ({confidence:.0%} needs {needed})"
 
 
+def _coverage(estimate) -> float:
+    """The coverage of an estimate's interval (`stats.median_interval`), NaN where one trial gives none."""
+    return estimate.confidence if estimate.n >= 2 else math.nan
+
+
 def estimate_rows(values: pd.DataFrame, column: str, axis: str, run_id: str, condition) -> list[dict]:
     """One row per runtime of `values` (a `label` column and `column`): the median of its finite values with its
     interval, their count, the run and the condition (a string, or a callable of the label giving one)."""
@@ -110,7 +115,7 @@ def estimate_rows(values: pd.DataFrame, column: str, axis: str, run_id: str, con
             continue
         estimate = stats.median_interval(sample, CONFIDENCE)
         rows.append({"axis": axis, "runtime": label, "median": estimate.median, "ci_low": estimate.ci_low,
-                     "ci_high": estimate.ci_high, "coverage": estimate.confidence if estimate.n >= 2 else math.nan,
+                     "ci_high": estimate.ci_high, "coverage": _coverage(estimate),
                      "n": int(estimate.n), "run": run_id,
                      "condition": condition(label) if callable(condition) else condition,
                      "note": few_trials_note(int(estimate.n))})
@@ -211,6 +216,7 @@ def capacity_rows(trials: pd.DataFrame, run_id: str, pipeline_depth: int | None)
     """Capacity on one core (req/s): 00's ranking's median and interval (`judgements.capacity.capacity_ranking`:
     ok trials whose loadgen stayed below CAPACITY_HEADROOM_UTILIZATION busy), n its trials with headroom."""
     ranking = capacity_ranking(trials)
+    measured = trials_with_headroom(trials)
     pipelined = f"pipelined {pipeline_depth} deep" if pipeline_depth else "one request per round trip"
     connections = ", ".join(f"{c:,}" for c in sorted(trials["connections"].dropna().unique()))
     rows = []
@@ -218,13 +224,11 @@ def capacity_rows(trials: pd.DataFrame, run_id: str, pipeline_depth: int | None)
         if not row.trials_with_headroom:
             continue
         # The ranking's interval where it has one; below that, the trials' range with its own coverage.
-        kept = trials[(trials["label"] == row.label) & (trials["status"] == "ok") & (pd.to_numeric(
-            trials["loadgen_cpu_utilization"], errors="coerce") < CAPACITY_HEADROOM_UTILIZATION)]["throughput_rps"]
-        estimate = stats.median_interval(pd.to_numeric(kept, errors="coerce").dropna().to_numpy(dtype=float),
-                                         CONFIDENCE)
+        kept = pd.to_numeric(measured.loc[measured["label"] == row.label, "throughput_rps"], errors="coerce")
+        estimate = stats.median_interval(kept.dropna().to_numpy(dtype=float), CONFIDENCE)
         rows.append({"axis": "capacity", "runtime": row.label, "median": row.throughput_rps,
                      "ci_low": estimate.ci_low, "ci_high": estimate.ci_high,
-                     "coverage": estimate.confidence if estimate.n >= 2 else math.nan,
+                     "coverage": _coverage(estimate),
                      "n": int(row.trials_with_headroom), "run": run_id,
                      "condition": (f"closed loop, {_load_text(trials)} {pipelined}, {connections} connections, "
                                    f"{_allowance_text(trials, row.label)}, loadgen under "
