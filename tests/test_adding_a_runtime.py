@@ -88,7 +88,9 @@ def test_the_guide_names_its_commands_and_a_loadlab_yaml_the_schema_accepts():
     assert {"runtime", "model", "routes", "variants", "knobs"} <= set(example)
 
 
-def test_a_server_made_from_the_guide_builds_verifies_and_runs_a_trial(tmp_path):
+def test_a_server_made_from_the_guide_builds_verifies_and_runs_a_trial(tmp_path, loadgen_image):
+    # The loadgen is built by its fixture, outside the 240 s each guide command gets: on a cold machine
+    # this test can be the first to need it, and building it is minutes of its own (CI of stop 38).
     folder = tmp_path / "servers" / NAME
     folder.mkdir(parents=True)
     (folder / "server.js").write_text(SERVER_JS)
