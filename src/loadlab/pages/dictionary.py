@@ -122,6 +122,38 @@ TRIAL_COLUMNS = {
     "server_cpu_throttled_s": _c("s", "time the quota held the server back in the window (cpu.stat throttled)"),
     "rate_offered_rps": _c("req/s", "open loop: the constant request rate offered"),
     "open_loop_generator": _c(None, "open loop: the generator that offered it (openloop or vegeta)"),
+    "listen_overflows": _c(COUNT, "connections the kernel dropped in the window because the server's listen queue "
+                                  "was full (TcpExt ListenOverflows in its network namespace)"),
+    "connections_established_median": _c(COUNT, "TCP connections established on the server's port, median of the "
+                                                "window's socket-diagnostic readings (accept queue included)"),
+    "connections_established_max": _c(COUNT, "the largest of those readings"),
+    "connections_queued_median": _c(COUNT, "connections established but not yet accepted by the server (its accept "
+                                           "queue), median of the window's readings"),
+    "connections_established_samples": _c(COUNT, "socket-diagnostic readings taken in the window"),
+    "server_sampling": _c(None, "how the server's processes were sampled: from the host, or from a sidecar in the "
+                                "server's namespaces (the second host's setup)"),
+    "server_sampling_note": _c(None, "why a sampling path gave fewer readings than asked, when it did"),
+    "server_sampling_rate_hz": _c("Hz", "resource samples per second actually taken in the window"),
+    "process_rss_peak_bytes": _c("B", "the largest process RSS (VmRSS summed over the server's processes) sampled "
+                                      "in the window"),
+    "rate_sent_rps": _c("req/s", "open loop: requests the generator sent per second of the window"),
+    "errors_unsent": _c(COUNT, "open loop: requests due in the window but never sent (no connection free before "
+                               "its end)"),
+    "loadgen_connections_open_max": _c(COUNT, "open loop: the most connections the generator held open at once"),
+    "loadgen_late": _c(COUNT, "open loop: requests that left later than their intended send time (any cause)"),
+    "loadgen_late_own": _c(COUNT, "open loop: requests late by the generator's own doing (its loop, not a busy "
+                                  "connection): the instrument's fault, not the server's"),
+    "loadgen_send_wait_p99_s": _c("s", "open loop: 99th percentile of the wait for a free connection before a send"),
+    "loadgen_own_delay_p50_s": _c("s", "open loop: median of how late the generator's loop sent a request"),
+    "loadgen_own_delay_p99_s": _c("s", "open loop: 99th percentile of that own delay"),
+    "loadgen_own_delay_max_s": _c("s", "open loop: the largest own delay in the window"),
+    "loadgen_self_busy_share": _c(COUNT, "open loop: share of its core the generator's thread was busy, as it "
+                                         "measured itself (the headroom rule reads it)"),
+    "loadgen_behind": _c(None, "open loop: why the generator counts as behind in the window (then loadgen_saturated "
+                               "is true); empty when it kept up"),
+    "loadgen_cgroup_cpu_utilization": _c(COUNT, "the loadgen container's CPU over the window as a share of its core "
+                                                "(cgroup), beside its own busy share"),
+    "server_ended_unix_s": _c("s", "when a failed trial's server ended (crash, OOM kill), seconds since 1970-01-01 UTC"),
 }
 VERDICT_COLUMNS = {
     "claim_id": _c(None, "the claim in data/external/claims.yaml (S<source>-<name>)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 
@@ -154,17 +155,23 @@ def finish_figure(figure: Figure, title: str | None, handles: Sequence[Artist]) 
     legend_below(figure, handles)
 
 
+LEGEND_WRAP_CHARACTERS = 40
+
+
 def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
     """One legend under the plotting area, never over a title or the data.
 
     As many columns as fit the figure's width: the legend is measured and
-    narrowed one column at a time until it fits.
+    narrowed one column at a time until it fits. A long entry (the excluded
+    trials' reasons) is wrapped at LEGEND_WRAP_CHARACTERS, so that one entry
+    cannot force a single column that pushes the axes off the figure.
     """
     if not handles:
         return
+    labels = [textwrap.fill(str(handle.get_label()), LEGEND_WRAP_CHARACTERS) for handle in handles]
     renderer = FigureCanvasAgg(figure).get_renderer()
     for columns in range(len(handles), 0, -1):
-        legend = figure.legend(handles=list(handles), loc="outside lower center", ncols=columns)
+        legend = figure.legend(handles=list(handles), labels=labels, loc="outside lower center", ncols=columns)
         if legend.get_window_extent(renderer).width <= 0.97 * figure.bbox.width or columns == 1:
             return
         legend.remove()
