@@ -354,7 +354,8 @@ def few_trials_text(table: pd.DataFrame) -> str:
         return ""
     groups = []
     for n, block in sorted(few.groupby("n"), key=lambda item: -item[0]):
-        coverage = f"their range, a {1 - 2 * 0.5 ** n:.1%} interval" if n >= 2 else "no interval"
+        # Every row of a group has the same coverage: the range of n trials (`stats.median_interval`).
+        coverage = f"their range, a {block['coverage'].iloc[0]:.1%} interval" if n >= 2 else "no interval"
         values = ", ".join(f"{row.runtime} ({AXIS_BY_KEY[row.axis].name})" for row in block.itertuples())
         groups.append(f"{n} trial{'s' if n != 1 else ''} ({coverage}): {values}")
     needed = stats.minimum_trials_for_median_ci(CONFIDENCE)
