@@ -311,12 +311,17 @@ def test_every_figure_function_is_exercised_on_the_reference_data():
 
 
 def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend():
-    figure = _pinning()
+    p = _run(plans.pinning("quick"))
+    trials = p.trials.copy()
+    if not (trials["failure_reason"] == "stalled").any():
+        # JDK 21's pinned trials stall on I/O in some sittings only: mark one as the harness would.
+        first = trials.index[0]
+        trials.loc[first, ["status", "failure_reason"]] = ["failed", "stalled"]
+    figure = plots.throughput_figure(pages.with_concurrency(trials), group_column="label", title="05: pinning")
     axes = figure.axes[0]
     scatters = [c for c in axes.collections if isinstance(c, PathCollection)]
     hollow = sum(len(c.get_offsets()) for c in scatters if len(c.get_facecolors()) == 0)
-    p = _run(plans.pinning("quick"))
-    stalled = int((p.trials["failure_reason"] == "stalled").sum())  # the JDK 21 trials that stalled pinned on I/O
+    stalled = int((trials["failure_reason"] == "stalled").sum())
     assert stalled > 0 and hollow == stalled
     legend = [t.get_text() for t in figure.legends[0].get_texts()]
     assert f"excluded (hollow): stalled {stalled}" in legend
@@ -326,9 +331,10 @@ def test_saturated_and_stalled_trials_are_drawn_hollow_and_counted_in_the_legend
 def test_one_level_is_a_category_axis_and_memory_is_in_mib():
     s = _run(plans.runtime_overhead("quick"))
     trials = pages.with_concurrency(s.trials)  # memory_peak_mib: derived on load (loadlab.metrics)
-    top = trials[trials["level"] == 1000]  # the reference run may sweep several levels: keep one
+    level = int(trials["level"].max())  # the reference run may sweep several levels: keep one
+    top = trials[trials["level"] == level]
     figure = plots.throughput_figure(top, y_column="memory_peak_mib", group_column="label", title="01: one level")
     axes = figure.axes[0]
-    assert axes.get_xscale() == "linear" and axes.get_xlabel() == "server, all at 1,000 connections"
+    assert axes.get_xscale() == "linear" and axes.get_xlabel() == f"server, all at {level:,} connections"
     assert axes.get_ylabel() == "peak memory in use (MiB)"
-    assert not any(math.isclose(tick, 1000) for tick in axes.get_xticks())
+    assert not any(math.isclose(tick, level) for tick in axes.get_xticks())

@@ -30,14 +30,18 @@ def _trials_of(label_prefix: str):
 
 @pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw")
 def test_a_server_that_answered_nothing_stalled_and_a_working_one_did_not():
-    stalled = list(_trials_of("java-virtual-jdk21-pinned"))
+    pinned = list(_trials_of("java-virtual-jdk21-pinned"))
     working = list(_trials_of("java-virtual-jdk25-pinned"))
-    assert stalled and working
-    for result, timeline in stalled:
-        # Recorded "ok" by a harness older than the rule, or "failed: stalled" by one that applies it.
-        assert result["status"] == "ok" or result.get("failure_reason") == "stalled"
-        assert outcome.successful_requests(result) == 0
-        assert "no successful request" in outcome.stall_detail(result, timeline)
+    assert pinned and working
+    # JDK 21's pinned server stalls on I/O in some sittings (every trial of the 2026-11-25 run) and limps in others
+    # (2026-11-28: a few hundred answers): whichever it did, the rule says so.
+    for result, timeline in pinned:
+        if outcome.successful_requests(result) == 0:
+            # Recorded "ok" by a harness older than the rule, or "failed: stalled" by one that applies it.
+            assert result["status"] == "ok" or result.get("failure_reason") == "stalled"
+            assert "no successful request" in outcome.stall_detail(result, timeline)
+        else:
+            assert "no successful request" not in (outcome.stall_detail(result, timeline) or "")
     for result, timeline in working:
         assert outcome.successful_requests(result) > 0
         assert outcome.stall_detail(result, timeline) is None
@@ -69,6 +73,10 @@ def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
     result = json.loads((run.trial_dir(number) / "result.json").read_text())
     timeline = json.loads((run.trial_dir(number) / "warmup" / "timeline.json").read_text())
     assert outcome.is_open_loop(result) and timeline
+    # openloop's per-second counts run on past its warm-up's schedule while it drains (zeros at the end); the
+    # closed-loop comparison below wants the seconds it sent in.
+    while timeline and timeline[-1]["throughput_rps"] == 0:
+        timeline = timeline[:-1]
     # Past capacity a server serves a small share of the rate in the window (S2 at 5x: 36-40 of 500 req/s);
     # vegeta counts every request it sent, and the rest time out.
     overloaded = {**result, "errors_total": int(0.92 * result["requests"])}
@@ -85,7 +93,9 @@ def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
 def test_processing_a_recorded_run_applies_the_rule_and_keeps_what_the_trial_recorded(tmp_path):
     trials = process_run(PINNING_RUNS[-1].parent, processed_root=tmp_path)["trials"]
     jdk21 = trials[trials["label"] == "java-virtual-jdk21-pinned"]
-    assert len(jdk21) and (jdk21["status"] == "failed").all() and (jdk21["failure_reason"] == "stalled").all()
+    assert len(jdk21)
+    silent = jdk21.apply(lambda row: outcome.successful_requests(row.to_dict()) == 0, axis=1)
+    assert (jdk21.loc[silent, "status"] == "failed").all() and (jdk21.loc[silent, "failure_reason"] == "stalled").all()
     # What the trial recorded is kept beside the rule's status: "ok" from an older harness, "failed" from this one.
     assert jdk21["status_recorded"].isin(["ok", "failed"]).all()
     assert (trials[trials["label"] == "java-virtual-jdk25-pinned"]["status"] == "ok").all()
@@ -133,11 +143,19 @@ def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
     checked = timed_out = 0
     for entry in run.read_manifest().trial_order:
         directory = run.trial_dir(entry["trial"])
-        if not vegeta.has_results(directory):
+        if not (directory / "result.json").exists():
             continue
         result = json.loads((directory / "result.json").read_text())
-        results = vegeta.read_results(directory)
-        answered_ok = int(((results["status"] >= 200) & (results["status"] < 400)).sum())
+        if vegeta.has_results(directory):
+            results = vegeta.read_results(directory)
+            answered_ok = int(((results["status"] >= 200) & (results["status"] < 400)).sum())
+        elif result.get("open_loop_generator") == "openloop":
+            # openloop counts every request it sent, and each that failed by kind; errors_total is their sum.
+            assert result["errors_total"] == sum(result[f"errors_{kind}"] for kind in
+                                                 ("status", "timeout", "connect", "read", "write", "unsent"))
+            answered_ok = result["requests"] - result["errors_total"]
+        else:
+            continue
         assert outcome.is_open_loop(result)
         assert outcome.successful_requests(result) == answered_ok
         timed_out += int(result["errors_timeout"] > 0)

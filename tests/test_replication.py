@@ -110,8 +110,12 @@ def test_two_runs_that_agree_do_not_differ_and_a_shifted_one_does():
     assert (same["ratio"] == 1).all()
     shifted = trials.assign(throughput_rps=trials["throughput_rps"] * 2)  # rust's trials spread over ±30 % here
     moved = replication.run_shift_table(trials, shifted, ["throughput_rps", "memory_peak_bytes"])
-    by_metric = moved.groupby("metric")["runs_differ"].all()
-    assert by_metric["throughput_rps"] and not moved[moved["metric"] == "memory_peak_bytes"]["runs_differ"].any()
+    # A shown level's 3 + 3 trials give no exact interval: no difference is claimed there, only where one exists.
+    throughput = moved[moved["metric"] == "throughput_rps"]
+    with_interval = throughput["ratio_ci_low"].notna()
+    assert with_interval.any() and throughput.loc[with_interval, "runs_differ"].all()
+    assert not throughput.loc[~with_interval, "runs_differ"].any()
+    assert not moved[moved["metric"] == "memory_peak_bytes"]["runs_differ"].any()
     assert moved[moved["metric"] == "throughput_rps"]["ratio"].round(6).eq(2).all()
     assert pd.api.types.is_bool_dtype(moved["runs_differ"])
 

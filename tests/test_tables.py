@@ -24,8 +24,14 @@ def test_go_pauses_come_from_runtime_metrics_and_agree_with_gctrace(tmp_path):
     both = by_pauses.index.intersection(by_cycles.index)
     # 02's windows are overloaded: /debug/vars answers through only some of them, and only those have both views.
     assert len(both) >= 3
-    for trial in both:  # runtime/metrics buckets are within ~6 %; a cycle may straddle the window's edge
-        assert by_pauses[trial] == pytest.approx(by_cycles[trial], rel=0.5, abs=50e-6)
+    pause_count = pauses.groupby("trial").size()
+    cycle_count = cycles[cycles["in_window"] == True].groupby("trial").size()  # noqa: E712
+    for trial in both:  # runtime/metrics buckets are within ~6 %
+        if pause_count[trial] == 2 * cycle_count[trial]:
+            assert by_pauses[trial] == pytest.approx(by_cycles[trial], rel=0.5, abs=50e-6)
+        else:  # a cycle straddled the window's edge: one view counts its two pauses, the other does not
+            assert abs(int(pause_count[trial]) - 2 * int(cycle_count[trial])) == 2, trial
+    assert sum(pause_count[trial] == 2 * cycle_count[trial] for trial in both) >= len(both) - 1
 
 
 @pytest.mark.skipif(not VIRTUAL_THREAD_RUNS, reason="no committed 05-virtual-threads-quick run in data/raw")

@@ -1,9 +1,11 @@
 """Threats to validity (pages.threats) on every committed verdict: both sides of every aspect, read from the
 source's declared setup and from what the verdict's run recorded."""
 
+import json
+
 import pytest
 
-from loadlab import claims, pages, paths
+from loadlab import claims, pages, paths, rundir
 from loadlab.judgements.verdicts import load_verdicts
 from loadlab.pages import threats
 from loadlab.pages.provenance import RunFacts
@@ -27,11 +29,17 @@ def test_every_committed_verdict_has_its_threats_read_from_its_own_run():
     assert {claim for row in rows for claim in row["claims"]} == judged_on_a_run
     for row in rows:
         assert row["threats"] and all(t["here"] and t["source"] for t in row["threats"]), row["claims"]
-    # What the committed S1 run recorded is what the table says: keep-alive /json, the JVM's default GC.
+    # What the committed S1 run recorded is what the table says: its route and connection mode, the JVM's GC.
     s1 = next(row for row in rows if "S1-rss" in row["claims"])
     here = {t["aspect"]: t["here"] for t in s1["threats"]}
-    assert "GET /json" in here["load"] and "keep-alive" in here["load"]
-    assert here["JVM flags"] == "the server's default (-XX:+UseG1GC)"
+    s1_run = next(v for v in VERDICTS if v.claim_id == "S1-rss").run_id
+    manifest_text = (rundir.find_run(s1_run) / "manifest.json").read_text()
+    load = json.loads(manifest_text)["parameters"]["load"]
+    assert f"GET {load['route']}" in here["load"]
+    assert ("keep-alive" if load.get("connection_mode", "keep-alive") == "keep-alive"
+            else "a new connection per request") in here["load"]
+    # S1's Java runs with the flags the run recorded (its source's, plans.s1_jvm), or the server's default.
+    assert here["JVM flags"] == "the server's default (-XX:+UseG1GC)" or here["JVM flags"] in manifest_text
     # A Go microbenchmark has no JVM row; S5's has one, saying the run did not record its flags.
     spawn = next(row for row in rows if "S1-spawn" in row["claims"])
     assert "JVM flags" not in {t["aspect"] for t in spawn["threats"]}
