@@ -137,3 +137,43 @@ def test_the_netlink_count_of_time_wait_is_the_proc_tables_count():
     netlink_sockets, netlink_ports, proc_sockets, proc_ports, waited_sockets, waited_ports = result.stdout.split()
     assert (netlink_sockets, netlink_ports) == (proc_sockets, proc_ports) == (waited_sockets, waited_ports)
     assert int(netlink_sockets) >= 3 + 1 and netlink_ports == "4"
+
+
+REUSE_CASE = textwrap.dedent("""
+    import errno, socket, subprocess, sys, time
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
+        f.write("40000 40001")
+    with open("/proc/sys/net/ipv4/tcp_tw_reuse", "w") as f:
+        f.write(sys.argv[1])
+    from loadlab import hostfacts
+    listener = socket.socket(); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 18555)); listener.listen()
+    for _ in range(2):  # the client closes first: both local ports of the range in TIME-WAIT
+        client = socket.create_connection(("127.0.0.1", 18555)); server, _ = listener.accept()
+        client.close(); time.sleep(0.05); server.close()
+    time.sleep(1.2)  # the kernel takes a TIME-WAIT port over only once it is a second old
+    connected = 0
+    for _ in range(2):
+        try:
+            socket.create_connection(("127.0.0.1", 18555), timeout=2); listener.accept(); connected += 1
+        except OSError as error:
+            assert error.errno == errno.EADDRNOTAVAIL, error
+    print(hostfacts.tcp_time_wait()[1] >= 0, connected, hostfacts.time_wait_reuse("127.0.0.1") is not None,
+          hostfacts.time_wait_reuse("10.200.0.2") is not None)
+""")
+
+
+def _reuse_case(tw_reuse: str) -> list[str]:
+    result = subprocess.run(["unshare", "-n", sys.executable, "-c", REUSE_CASE, tw_reuse], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_a_trial_to_loopback_needs_no_wait_where_the_kernel_reuses_time_wait_ports():
+    # The default, tcp_tw_reuse=2: both ports are in TIME-WAIT, yet two new connections to loopback get them, so
+    # time_wait_reuse names a reason for 127.0.0.1 (the harness skips its wait) and none for another address.
+    assert _reuse_case("2") == ["True", "2", "True", "False"]
+    # tcp_tw_reuse=0: no port is handed back, connect() fails with EADDRNOTAVAIL, and the harness waits.
+    assert _reuse_case("0") == ["True", "0", "False", "False"]

@@ -204,8 +204,12 @@ def test_s2_scheduler_claims_on_the_counted_runs(processed):
     counted = s2_scheduler.with_probe_counts(run["trials"], run["probe_counts"])
     mcall = s2_scheduler.mcall(counted, CLAIMS["S2-mcall"], "02-worker-pool-vs-unbounded", run_id)
     unbounded = evidence.evidence_rows(counted[counted["label"] == s2_scheduler.UNBOUNDED])
-    if "mcall_per_s" in unbounded and unbounded["mcall_per_s"].notna().any():
-        assert mcall.verdict in VERDICTS and mcall.measured["per_request_max"] > 0
+    kept_up = unbounded[unbounded["throughput_rps"] >= s2_scheduler.KEPT_UP_SHARE * unbounded["level"]]
+    if "mcall_per_s" in kept_up and kept_up["mcall_per_s"].notna().any():
+        assert mcall.verdict in VERDICTS and mcall.measured["per_request"] > 0
+        assert mcall.measured["source_completed_rps"] == 400
+    elif "mcall_per_s" in unbounded and unbounded["mcall_per_s"].notna().any():  # counted only in overload
+        assert mcall.verdict == rule.INCONCLUSIVE and "kept up with no offered rate" in mcall.explanation
     else:  # no count from an evidence trial: said, not judged
         assert mcall.verdict == rule.INCONCLUSIVE and "no runtime.mcall count" in mcall.explanation
     parked_dir = rundir.latest_run("02-microbench-parked-select-quick")

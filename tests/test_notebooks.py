@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loadlab import paths, plans
+from loadlab import pages, paths, plans
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS_DIR.glob("*.ipynb"))
 
@@ -209,7 +209,7 @@ def test_the_plans_choose_the_profilers():
 
 
 def test_the_profiler_overhead_plan_pairs_each_profiler_with_its_server_without_it():
-    experiment = plans.profiler_overhead("quick")
+    experiment = plans.profiler_overhead("full")
     conditions = {c["label"]: c for c in experiment.conditions()}
     pairs = plans.profiler_overhead_pairs()
     assert {label for pair in pairs for label in pair} == set(conditions)
@@ -222,6 +222,20 @@ def test_the_profiler_overhead_plan_pairs_each_profiler_with_its_server_without_
     assert {conditions[f"java-virtual+jfr-{s}"]["config"].settings["JFR"] for s in ("default", "profile")} \
         == {"default", "profile"}
     assert all(conditions[label]["config"].profilers == () for label in conditions if label.startswith("java"))
+    assert plans.profiler_overhead_unmeasured(conditions) == []
+
+
+def test_quick_measures_only_the_profiler_every_java_verdict_runs_with_and_says_what_it_left_out():
+    quick = plans.profiler_overhead("quick")
+    labels = {c["label"] for c in quick.conditions()}
+    assert labels == {"java-virtual", "java-virtual+jfr-profile"}
+    # Its full trials a side, so the ratio gets an exact interval (2 + 2 never did).
+    assert quick.trials_per_condition == plans.scale("quick").trials_per_condition
+    unmeasured = plans.profiler_overhead_unmeasured(labels)
+    assert ("go", "go+pprof") in unmeasured and ("java-virtual", "java-virtual+jfr-profile") not in unmeasured
+    line = pages.unmeasured_overhead_line(unmeasured, "quick")
+    assert "go+pprof" in line and "rust+perf" in line and "SCALE=full" in line and "jfr-profile" not in line
+    assert pages.unmeasured_overhead_line([], "full") == ""
 
 
 def test_every_scale_makes_valid_experiments():

@@ -98,6 +98,79 @@ def with_probe_counts(trials: pd.DataFrame, probe_counts: pd.DataFrame) -> pd.Da
     return out
 
 
+# S2's machine: 4 cores, 10 ms of CPU a request. However many requests are offered, it completes at most this many
+# a second, and a goroutine's calls are made by the requests it works on (judgements.s2's feasibility).
+SOURCE_CORES = 4
+SOURCE_CPU_S = 0.010
+# A trial's calls per request count only where its server kept up (answered this share of the offered rate): in
+# overload most counted calls belong to requests still in flight, and per answered request they grow without bound.
+KEPT_UP_SHARE = 0.95
+
+
+def mcall(trials: pd.DataFrame, claim: Claim, notebook: str, run_id: str, context: str = "",
+          source_rate_rps: float = 2000.0) -> Verdict:
+    """S2-mcall from 02-scheduler-calls trials carrying `mcall_per_s` and `mcall_per_request` (with_probe_counts).
+
+    The probes slow the server (each call traps into the kernel), so the rate
+    they count is the probed server's, on one core. What transfers to S2's
+    machine is the calls per request, counted where the server kept up
+    (KEPT_UP_SHARE); times the requests S2's 4 cores complete a second (at
+    most SOURCE_CORES / SOURCE_CPU_S, below the 2,000 offered), it is the
+    rate S2's mode would run at there.
+    """
+    claimed = float(claim.values["mcall_per_s"])
+    rows = evidence_policy.evidence_rows(trials[trials["label"] == UNBOUNDED])
+    if "mcall_per_s" not in rows or rows["mcall_per_s"].notna().sum() == 0:
+        return Verdict(claim.id, INCONCLUSIVE, "no runtime.mcall count from a goroutine-per-request trial",
+                       notebook, run_id, context=context)
+    rows = rows.assign(kept_up=rows["throughput_rps"] >= KEPT_UP_SHARE * rows["level"])
+    by_level = rows.groupby("level").agg(mcall_per_s=("mcall_per_s", "median"), per_request=("mcall_per_request", "median"),
+                                         served_rps=("throughput_rps", "median"), trials=("trial", "size"),
+                                         kept_up=("kept_up", "all"))
+    levels = "; ".join(f"{level:g} req/s offered: {row.mcall_per_s:,.0f} calls/s, {row.served_rps:,.1f} req/s "
+                       f"answered ({int(row.trials)} trials)" + (f", {row.per_request:,.0f} calls per request"
+                                                                 if row.kept_up else ", behind its load")
+                       for level, row in by_level.iterrows())
+    completed_rps = min(source_rate_rps, SOURCE_CORES / SOURCE_CPU_S)
+    kept = by_level[by_level["kept_up"]]
+    measured = {"by_level": {str(level): dict(row) for level, row in by_level.iterrows()},
+                "source_completed_rps": completed_rps}
+    tail = f". Counted with a uprobe on go-nethttp's binary: {levels}"
+    if kept.empty:
+        return Verdict(claim.id, INCONCLUSIVE, "the probed server kept up with no offered rate, so no count per "
+                       "request transfers to S2's machine" + tail, notebook, run_id, context=context,
+                       measured=measured)
+    per_request = float(kept["per_request"].median())
+    at_source_rate = per_request * completed_rps
+    measured.update({"per_request": per_request, "at_source_rate_per_s": at_source_rate})
+    how = (f"{per_request:,.0f} calls per request, where the server kept up, times the {completed_rps:,.0f} requests "
+           f"a second S2's {SOURCE_CORES} cores complete at {SOURCE_CPU_S * 1e3:g} ms of CPU each is "
+           f"{at_source_rate:,.0f} calls/s against the claimed {claimed:,.0f}/s. Nearly every call is a yield of the "
+           "request's CPU loop (runtime.Gosched, which S2's loop called; go-nethttp yields every 1,024 rounds of "
+           "its hash, about 2.5 us of work), so the rate follows how often the loop yields, which S2 does not state")
+    if claimed > CLAIM_FACTOR * at_source_rate:
+        verdict = CONTRADICTED
+    elif at_source_rate * CLAIM_FACTOR >= claimed:
+        verdict = HOLDS
+    else:
+        verdict = INCONCLUSIVE
+    return Verdict(claim.id, verdict, how + tail, notebook, run_id, context=context, measured=measured)
+
+
+def with_probe_counts(trials: pd.DataFrame, probe_counts: pd.DataFrame) -> pd.DataFrame:
+    """The trials with `<function>_per_s` and `<function>_per_request` columns from the probe counts."""
+    out = trials.copy()
+    if probe_counts is None or probe_counts.empty:
+        return out
+    for function, rows in probe_counts.groupby("function"):
+        name = function.split(".")[-1]
+        per_s = rows.set_index("trial")["calls_per_s"]
+        out[f"{name}_per_s"] = out["trial"].map(per_s)
+        # throughput_rps: successful responses per second of the window.
+        out[f"{name}_per_request"] = out[f"{name}_per_s"] / out["throughput_rps"].replace(0, np.nan)
+    return out
+
+
 def mcall(trials: pd.DataFrame, claim: Claim, notebook: str, run_id: str, context: str = "",
           source_rate_rps: float = 2000.0) -> Verdict:
     """S2-mcall from 02-scheduler-calls trials carrying `mcall_per_s` and `mcall_per_request` (with_probe_counts)."""

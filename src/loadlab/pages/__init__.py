@@ -38,7 +38,7 @@ from .noise import (
     forest_finding,
     verdict_forest_rows,
 )
-from .overhead import margin_sentence, overhead_lines, ranked_functions_heading
+from .overhead import margin_sentence, overhead_lines, ranked_functions_heading, unmeasured_overhead_line
 from .overload import overload_over_time, overload_reading, peak_counts_by_ten_seconds
 from .numbers import format_mapping, format_number, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
@@ -72,6 +72,7 @@ __all__ = [
     "noise_band_columns",
     "margin_sentence",
     "overhead_lines",
+    "unmeasured_overhead_line",
     "ranked_functions_heading",
     "overload_over_time",
     "overload_reading",

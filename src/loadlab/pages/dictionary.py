@@ -150,7 +150,8 @@ TRIAL_COLUMNS = {
     "loadgen_self_busy_share": _c(COUNT, "open loop: share of its core the generator's thread was busy, as it "
                                          "measured itself (the headroom rule reads it)"),
     "loadgen_behind": _c(None, "open loop: why the generator counts as behind in the window (then loadgen_saturated "
-                               "is true); empty when it kept up"),
+                               "is true): its core 95% busy, or more than 1% of requests late by its own doing by at "
+                               "least 5% of the median latency at p99; empty when it kept up"),
     "loadgen_cgroup_cpu_utilization": _c(COUNT, "the loadgen container's CPU over the window as a share of its core "
                                                 "(cgroup), beside its own busy share"),
     "server_ended_unix_s": _c("s", "when a failed trial's server ended (crash, OOM kill), seconds since 1970-01-01 UTC"),

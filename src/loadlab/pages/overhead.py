@@ -36,6 +36,15 @@ def overhead_lines(overhead: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def unmeasured_overhead_line(unmeasured: list[tuple[str, str]], scale_name: str) -> str:
+    """The line naming the profilers this scale leaves out (plans.profiler_overhead_unmeasured), or ""."""
+    if not unmeasured:
+        return ""
+    names = ", ".join(with_label for _without, with_label in unmeasured)
+    return (f"Not measured at the {scale_name} scale: {names}. These run only in the profile trials above, which "
+            "feed no ratio verdict; `make reproduce SCALE=full` measures their cost.")
+
+
 def ranked_functions_heading(label: str, cpu_functions: pd.DataFrame, trial_ids, ranked: pd.DataFrame | None) -> str:
     """The line above a runtime's ranked functions (judgements.s1_profiles.ranked_functions), or, when it ranked
     none, why: its samples in all, fewer than MIN_SAMPLES per trial."""
