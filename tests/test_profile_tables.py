@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -111,3 +112,31 @@ def test_gopark_rates_from_counts_per_second():
                                 (5, "parked", 1), (6, "exit", 2))])
     rates = s2_scheduler.parked_rates(frame).set_index("function").loc["runtime.gopark"]
     assert rates["spawn_second_calls"] == 34 and rates["parked_calls_per_s"] == 0.5 and rates["parked_seconds"] == 2.0
+
+
+def _counted_trials(rows):
+    """02-scheduler-calls rows as with_probe_counts leaves them: (level, answered req/s, mcall calls/s)."""
+    frame = pd.DataFrame([{"trial": i, "label": "go-nethttp", "level": level, "status": "ok", "loadgen_saturated": False,
+                           "throughput_rps": answered, "mcall_per_s": per_s}
+                          for i, (level, answered, per_s) in enumerate(rows)])
+    return frame.assign(mcall_per_request=frame["mcall_per_s"] / frame["throughput_rps"].replace(0, np.nan))
+
+
+def test_s2_mcall_counts_per_request_only_where_the_probed_server_kept_up():
+    from loadlab import claims
+
+    claim = claims.load_claims()[1]["S2-mcall"]
+    # Numbers as the probed go-nethttp gave them on 2026-11-28: at 5 req/s it kept up, 4,300 calls a request; at
+    # 500 req/s it answered 0.1-0.2 req/s, so its calls per answered request (235,000-470,000) mean nothing.
+    kept = _counted_trials([(5, 5.0, 21_500), (5, 5.0, 21_600), (500, 0.1, 47_000), (500, 0.2, 46_700)])
+    verdict = s2_scheduler.mcall(kept, claim, "02", "run")
+    assert verdict.measured["per_request"] == pytest.approx(4_310, rel=0.01)
+    # Scaled by the 400 requests S2's 4 cores complete at 10 ms each, not the 2,000 it offered.
+    assert verdict.measured["at_source_rate_per_s"] == pytest.approx(4_310 * 400, rel=0.01)
+    assert verdict.verdict == "holds" and "behind its load" in verdict.explanation
+    # Counted only in overload: nothing transfers to S2's machine.
+    overload = _counted_trials([(500, 0.1, 47_000), (500, 0.2, 46_700)])
+    assert s2_scheduler.mcall(overload, claim, "02", "run").verdict == "inconclusive"
+    # A loop that yielded 100 times less often: the same 400 req/s is 17,000 calls/s, over 10 times below the claim.
+    rare = _counted_trials([(5, 5.0, 215), (5, 5.0, 216)])
+    assert s2_scheduler.mcall(rare, claim, "02", "run").verdict == "contradicted"
