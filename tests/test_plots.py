@@ -391,3 +391,23 @@ def test_a_verdict_whose_ratio_cannot_be_formed_is_a_row_without_a_dot():
                                  "ratio_ci_high": None, "claimed_ratio": 0.126, "confidence": None,
                                  "measured": {"metric": "peak_rss_growth_bytes"}}])
     assert rows["measured_ratio"].isna().all() and rows["claimed_ratio"].iloc[0] == 0.126
+
+
+def test_a_legend_entry_keeps_its_own_line_break_and_wraps_each_line_alone():
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from loadlab.plots._common import LEGEND_WRAP_CHARACTERS, legend_below
+
+    figure = plt.figure(figsize=(6, 4))
+    figure.add_subplot()
+    long_line = "a second line " + "of many words " * 5
+    legend_below(figure, [Line2D([], [], label="few trials: bar is their range\n(a 75% interval for 3 trials)"),
+                          Line2D([], [], label="first line\n" + long_line.strip())])
+    texts = [text.get_text() for text in figure.legends[0].get_texts()]
+    # The break is where the label put it, not in the middle of "(75% for 3)" as the old single-line label had it.
+    assert texts[0] == "few trials: bar is their range\n(a 75% interval for 3 trials)"
+    first, *rest = texts[1].split("\n")
+    assert first == "first line" and len(rest) >= 2
+    assert all(len(line) <= LEGEND_WRAP_CHARACTERS for line in rest)
+    plt.close(figure)

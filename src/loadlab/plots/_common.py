@@ -168,7 +168,9 @@ def legend_below(figure: Figure, handles: Sequence[Artist]) -> None:
     """
     if not handles:
         return
-    labels = [textwrap.fill(str(handle.get_label()), LEGEND_WRAP_CHARACTERS) for handle in handles]
+    # A label's own line breaks stand (where a break falls decides how an entry reads); each line wraps alone.
+    labels = ["\n".join(textwrap.fill(line, LEGEND_WRAP_CHARACTERS) for line in str(handle.get_label()).split("\n"))
+              for handle in handles]
     renderer = FigureCanvasAgg(figure).get_renderer()
     for columns in range(len(handles), 0, -1):
         legend = figure.legend(handles=list(handles), labels=labels, loc="outside lower center", ncols=columns)

@@ -102,7 +102,7 @@ def atlas_figure(table: pd.DataFrame, panels: Sequence[tuple[str, str, str | Non
             Line2D([], [], color=KEY_COLOUR, marker="o", linewidth=1.6, markersize=5,
                    label=f"median of trials, bar: its {confidence:.0%} CI"),
             Line2D([], [], color=KEY_COLOUR, marker="o", linewidth=0.9, linestyle=(0, (3, 2)), markersize=5,
-                   label="few trials: bar is their range (75% for 3)"),
+                   label="few trials: bar is their range\n(75% coverage with 3 trials)"),
         ]
         finish_figure(figure, title, handles)
     return figure
