@@ -40,11 +40,16 @@ CASE = textwrap.dedent("""
 """)
 
 
-def _run(case: str) -> str:
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", CASE, case], capture_output=True, text=True,
+def _in_namespace(script: str, *args: str) -> str:
+    """What `script` printed, run by this Python in a network namespace of its own (with this sys.path)."""
+    result = subprocess.run(["unshare", "-n", sys.executable, "-c", script, *args], capture_output=True, text=True,
                             timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
+
+
+def _run(case: str) -> str:
+    return _in_namespace(CASE, case)
 
 
 def test_a_port_freed_while_waiting_is_taken():
@@ -72,11 +77,9 @@ TIME_WAIT_CASE = textwrap.dedent("""
 
 
 def test_a_trial_waits_a_bounded_time_while_time_wait_holds_the_local_ports():
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", TIME_WAIT_CASE], capture_output=True, text=True,
-                            timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert result.returncode == 0, result.stderr
+    printed = _in_namespace(TIME_WAIT_CASE)
     # Both ports of the range are held in TIME-WAIT: the wait ran its full second and gave up, counting 2 each time.
-    assert result.stdout.split() == ["2", "2", "True"]
+    assert printed.split() == ["2", "2", "True"]
 
 
 SERVER_CLOSES_CASE = textwrap.dedent("""
@@ -99,10 +102,8 @@ def test_a_server_that_closed_first_holds_no_client_port_and_no_trial_waits_for_
     # Six connections through a range of four client ports: the server's TIME-WAIT sockets (one per client port
     # used; a new handshake on a 4-tuple in TIME-WAIT takes it over) hold one port, its own, so the next trial
     # starts at once: the wait counts ports, not sockets.
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", SERVER_CLOSES_CASE], capture_output=True,
-                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert result.returncode == 0, result.stderr
-    sockets, ports, started_at_once = result.stdout.split()
+    printed = _in_namespace(SERVER_CLOSES_CASE)
+    sockets, ports, started_at_once = printed.split()
     assert int(sockets) >= 2 and ports == "1" and started_at_once == "True"
 
 
@@ -131,10 +132,8 @@ NETLINK_COUNTS_CASE = textwrap.dedent("""
 def test_the_netlink_count_of_time_wait_is_the_proc_tables_count():
     # The harness counts TIME-WAIT with socket diagnostics (0.14 s, not 0.43 s, at 40,000 sockets): the same
     # sockets and ports as /proc/net/tcp and tcp6 give, IPv4 and IPv6, client- and server-closed.
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", NETLINK_COUNTS_CASE], capture_output=True,
-                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert result.returncode == 0, result.stderr
-    netlink_sockets, netlink_ports, proc_sockets, proc_ports, waited_sockets, waited_ports = result.stdout.split()
+    printed = _in_namespace(NETLINK_COUNTS_CASE)
+    netlink_sockets, netlink_ports, proc_sockets, proc_ports, waited_sockets, waited_ports = printed.split()
     assert (netlink_sockets, netlink_ports) == (proc_sockets, proc_ports) == (waited_sockets, waited_ports)
     assert int(netlink_sockets) >= 3 + 1 and netlink_ports == "4"
 
@@ -165,10 +164,7 @@ REUSE_CASE = textwrap.dedent("""
 
 
 def _reuse_case(tw_reuse: str) -> list[str]:
-    result = subprocess.run(["unshare", "-n", sys.executable, "-c", REUSE_CASE, tw_reuse], capture_output=True,
-                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert result.returncode == 0, result.stderr
-    return result.stdout.split()
+    return _in_namespace(REUSE_CASE, tw_reuse).split()
 
 
 def test_a_trial_to_loopback_needs_no_wait_where_the_kernel_reuses_time_wait_ports():

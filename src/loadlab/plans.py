@@ -446,10 +446,9 @@ def profiler_overhead(scale_name: str) -> Experiment:
     levels = _by_scale(scale_name, [100], [100], [100])
     load = Load(mode="closed", route=S1_ROUTE, connections=levels, connection_mode=S1_CONNECTION_MODE)
     # No verdict reads it: the page bounds each profiler's cost beside the flame graphs, and JFR's beside every
-    # Java verdict. Smoke keeps its 2 trials.
+    # Java verdict. The scale's trials a side (smoke's 2 prove the pipeline).
     return _experiment("06-profiler-overhead", p, servers, load, False,
-                       13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA),
-                       trials=p.trials_per_condition if p.name != "smoke" else max(2, p.trials_per_condition // 2))
+                       13, placement=Placement(memory_limit_mib=4096, cpu_quota=SERVER_CPU_QUOTA))
 
 
 def profiler_overhead_unmeasured(measured_labels) -> list[tuple[str, str]]:

@@ -328,14 +328,14 @@ def _start_server(trial: _Trial, client, loadgen_client, log) -> ServerSession:
     clock = trial.clock
     if config.check_host_cpus:
         # A previous trial's loadgen may still hold most local ports in TIME-WAIT: this trial's loadgen would
-        # then measure its own shortage of ports. What was seen is kept in trial.json.
-        # Where the kernel hands TIME-WAIT ports back to connect() (hostfacts.time_wait_reuse) there is nothing
-        # to wait for: the wait cost the quick reference 5 of its 137 minutes and protected no trial.
+        # then measure its own shortage of ports. Not where the kernel hands those ports back to connect()
+        # (hostfacts.time_wait_reuse): there the wait cost the quick reference 5 of its 137 minutes and protected
+        # no trial, so the ports are only counted. What was seen is kept in trial.json.
         with clock.phase("local_ports_wait"):
             reuse = hostfacts.time_wait_reuse(config.target_host)
-            trial.record["local_ports"] = (
-                hostfacts.wait_for_local_ports(0.0, count=tcp_diag.time_wait_counts) | {"no_wait": reuse}
-                if reuse else hostfacts.wait_for_local_ports(container.PORTS_FREE_WAIT_S, count=tcp_diag.time_wait_counts))
+            seen = hostfacts.wait_for_local_ports(0.0 if reuse else container.PORTS_FREE_WAIT_S,
+                                                  count=tcp_diag.time_wait_counts)
+            trial.record["local_ports"] = seen | {"no_wait": reuse} if reuse else seen
     with clock.phase("images_check"):
         images.ensure_image(loadgen_client, None, log=log)
         trial.session = session = ServerSession.start(

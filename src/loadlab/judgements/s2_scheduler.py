@@ -25,6 +25,7 @@ import pandas as pd
 from loadlab.claims import Claim
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE
+from loadlab.judgements.s2 import SOURCE_CORES, SOURCE_CPU_S, SOURCE_OFFERED_RPS
 from loadlab.judgements.verdicts import Verdict
 
 # A counted rate this many times below (or within) the claimed one decides; between, it is inconclusive.
@@ -98,17 +99,13 @@ def with_probe_counts(trials: pd.DataFrame, probe_counts: pd.DataFrame) -> pd.Da
     return out
 
 
-# S2's machine: 4 cores, 10 ms of CPU a request. However many requests are offered, it completes at most this many
-# a second, and a goroutine's calls are made by the requests it works on (judgements.s2's feasibility).
-SOURCE_CORES = 4
-SOURCE_CPU_S = 0.010
 # A trial's calls per request count only where its server kept up (answered this share of the offered rate): in
 # overload most counted calls belong to requests still in flight, and per answered request they grow without bound.
 KEPT_UP_SHARE = 0.95
 
 
 def mcall(trials: pd.DataFrame, claim: Claim, notebook: str, run_id: str, context: str = "",
-          source_rate_rps: float = 2000.0) -> Verdict:
+          source_rate_rps: float = SOURCE_OFFERED_RPS) -> Verdict:
     """S2-mcall from 02-scheduler-calls trials carrying `mcall_per_s` and `mcall_per_request` (with_probe_counts).
 
     The probes slow the server (each call traps into the kernel), so the rate

@@ -88,13 +88,12 @@ class OpenLoopReport:
     @property
     def own_delay_p99_s(self) -> float | None:
         """The generator's own delay at its 99th percentile (seconds), None when the report has none."""
-        value = _percentiles(self.document.get("generator_delay_us")).get("p99")
-        return _us_to_s(value)
+        return _us_to_s((self.document.get("generator_delay_us") or {}).get("p99"))
 
     @property
     def latency_p50_s(self) -> float | None:
         """The window's median latency (seconds, from each request's intended time), None without answers."""
-        value = _percentiles(self.document.get("latency_us")).get("p50")
+        value = (self.document.get("latency_us") or {}).get("p50")
         return _us_to_s(value) if value else None
 
     def behind_detail(self) -> str | None:
@@ -120,15 +119,6 @@ class OpenLoopReport:
 
 def read_report(path: Path | str) -> OpenLoopReport:
     return OpenLoopReport(json.loads(Path(path).read_text()))
-
-
-def _percentiles(value) -> dict:
-    """A report's percentile table ({"p50": µs, ...}); older readers stored it as its text."""
-    if isinstance(value, str):
-        import ast
-
-        return ast.literal_eval(value)
-    return value or {}
 
 
 def _us_to_s(value) -> float | None:
