@@ -74,9 +74,13 @@ def test_the_overhead_lines_read_each_interval():
         {"with": "go+pprof", "ratio": 0.9, "ci_low": 0.85, "ci_high": 0.95, "n_without": 6, "n_with": 6},
         {"with": "rust+perf", "ratio": 1.0, "ci_low": 0.96, "ci_high": 1.04, "n_without": 6, "n_with": 6},
         {"with": "odd", "ratio": 1.1, "ci_low": 1.05, "ci_high": 1.2, "n_without": 6, "n_with": 6},
-        {"with": "none", "ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_without": 0, "n_with": 0}])
+        {"with": "none", "ratio": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_without": 0, "n_with": 0},
+        {"with": "few", "ratio": 0.87, "ci_low": math.nan, "ci_high": math.nan, "n_without": 3, "n_with": 3}])
     lines = pages.overhead_lines(table).splitlines()
-    assert len(lines) == 3
+    assert len(lines) == 4
+    # 3 + 3 trials have no exact 95% interval: said so, never "[nan, nan]" or "an overhead under about nan%".
+    assert lines[3] == "- **few**: ×0.870, no interval: 3 + 3 trials are too few for an exact 95% one: a point estimate, not a test."
+    assert "nan" not in pages.overhead_lines(table)
     assert "costs 5% to 15% of the throughput" in lines[0] and "~: not told apart" in lines[1]
     assert "faster with the profiler" in lines[2]
     assert pages.margin_sentence(None) == "" and "[0.971, 1.030]" in pages.margin_sentence(0.03)

@@ -22,6 +22,12 @@ def overhead_lines(overhead: pd.DataFrame) -> str:
     throughput ratio and interval, and what the interval says (`overhead_effect`)."""
     lines = []
     for row in overhead.dropna(subset=["ratio"]).to_dict("records"):
+        trials = f"{row['n_without']} + {row['n_with']} trials"
+        if pd.isna(row["ci_low"]) or pd.isna(row["ci_high"]):
+            # Too few trials for an exact 95% interval (3 + 3 give p >= 0.1): the ratio is said, not read.
+            lines.append(f"- **{row['with']}**: ×{row['ratio']:.3f}, no interval: {trials} are too few for an "
+                         "exact 95% one: a point estimate, not a test.")
+            continue
         measured = f"×{row['ratio']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
         effect = overhead_effect(row["ci_low"], row["ci_high"])
         if effect == COSTS:
@@ -30,9 +36,8 @@ def overhead_lines(overhead: pd.DataFrame) -> str:
         elif effect == FASTER:
             lines.append(f"- **{row['with']}**: {measured}, faster with the profiler: the comparison is noise or a bug.")
         else:
-            lines.append(f"- **{row['with']}**: {measured} ~: not told apart from no profiler at {row['n_without']} + "
-                         f"{row['n_with']} trials (an overhead under about {100 * (1 - row['ci_low']):.0f}% would hide "
-                         "here).")
+            lines.append(f"- **{row['with']}**: {measured} ~: not told apart from no profiler at {trials} (an overhead "
+                         f"under about {100 * (1 - row['ci_low']):.0f}% would hide here).")
     return "\n".join(lines)
 
 
