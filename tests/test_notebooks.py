@@ -229,7 +229,7 @@ def test_quick_measures_only_the_profiler_every_java_verdict_runs_with_and_says_
     quick = plans.profiler_overhead("quick")
     labels = {c["label"] for c in quick.conditions()}
     assert labels == {"java-virtual", "java-virtual+jfr-profile"}
-    # Its full trials a side, so the ratio gets an exact interval (2 + 2 never did).
+    # Its full trials a side, so the ratio gets an exact interval (3 + 3 never did).
     assert quick.trials_per_condition == plans.scale("quick").trials_per_condition
     unmeasured = plans.profiler_overhead_unmeasured(labels)
     assert ("go", "go+pprof") in unmeasured and ("java-virtual", "java-virtual+jfr-profile") not in unmeasured

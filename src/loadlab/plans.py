@@ -420,7 +420,7 @@ def profiler_overhead_pairs() -> list[tuple[str, str]]:
 # At quick, only what touches a verdict: JFR's `profile` settings, which every Java trial of the collection records
 # with, against the recorder off, with the scale's full trials a side, so its ratio gets an exact interval. The
 # other profilers run only in 06's profile trials, which feed no ratio verdict; they are measured at smoke (the
-# pipeline) and at full. At quick their 2 + 2 trials never gave a 95% interval (the smallest exact p is 1/3) and
+# pipeline) and at full. At quick their 3 + 3 trials never gave a 95% interval (the smallest exact p is 0.1) and
 # cost 5 of the reference's 137 minutes.
 QUICK_PROFILER_OVERHEAD_JFR = ("profile",)
 
