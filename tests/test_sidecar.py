@@ -16,8 +16,10 @@ from loadlab.harness.sampler import ResourceSample
 
 
 def test_the_sidecars_records_parse_to_the_local_samplers_readings():
-    samples, counts = sidecar.parse(open(fixture_path("sidecar", "go-nethttp-v1.txt")).read())
+    samples, counts, count_times = sidecar.parse(open(fixture_path("sidecar", "go-nethttp-v1.txt")).read())
     assert len(samples) == 6 and counts == [(3, 0), (3, 0)]  # five ticks and the last reading on SIGTERM
+    # Each count is timed by the record it follows: the first and the fifth (55006.15 and 55007.23).
+    assert count_times == pytest.approx([0.0, 1.08])
     first = samples[0]
     # The figures of the capture's first record, by the local sampler's arithmetic: usage less inactive_file, the
     # cpuacct counters in seconds (ticks of 10 ms for user/system), VmRSS in bytes.
@@ -33,7 +35,7 @@ def test_a_record_cut_off_by_the_containers_end_is_dropped_and_an_empty_output_r
     text = open(fixture_path("sidecar", "go-nethttp-v1.txt")).read()
     cut = text[: text.rindex("\nT ") + 1] + "T 99999.0\n"
     assert len(sidecar.parse(cut)[0]) == 5
-    assert sidecar.parse("") == ([], [])
+    assert sidecar.parse("") == ([], [], [])
 
 
 PORT_BASE = 18940
@@ -78,7 +80,7 @@ def test_on_one_host_the_sidecar_and_the_local_sampler_agree(docker_client, load
         with sampler.Sampler({"server": sampler.source_for(server)}) as local, \
                 tcp_diag.EstablishedCounter(PORT_BASE, server.attrs["State"]["Pid"]) as held:
             time.sleep(2.0)
-        beside, counts = sidecar.parse(sidecar.stop(side), since_uptime_s=origin)
+        beside, counts, _ = sidecar.parse(sidecar.stop(side), since_uptime_s=origin)
         beside = [s for s in beside if 0 <= s.t_s <= local.samples["server"][-1].t_s]
         load.join()
     finally:

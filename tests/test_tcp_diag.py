@@ -60,6 +60,19 @@ def test_the_counter_reads_once_a_second_and_summarizes_what_it_read():
     assert tcp_diag.EstablishedCounter(port, None).summary()["connections_established_median"] is None
 
 
+def test_only_readings_taken_while_the_loadgen_ran_count():
+    """A 3 s window read once a second: one reading before the loadgen connected, one after it closed. Counted
+    together they made the median 8 of wrk's 16 connections (a CI run's two-host trial); inside the load's span,
+    WINDOW_EDGE_S from either end, only the two readings of the held connections remain."""
+    counts, times = [(0, 0), (16, 0), (16, 0), (0, 0)], [99.99, 101.0, 102.0, 103.05]
+    assert tcp_diag.summarize_counts(counts)["connections_established_median"] == 8
+    inside = tcp_diag.summarize_counts(counts, times, load_span=(100.0, 103.1))
+    assert inside["connections_established_median"] == 16 and inside["connections_established_samples"] == 2
+    assert tcp_diag.within_load([100.2, 100.3, 102.8, 102.9], (100.0, 103.1)) == [False, True, True, False]
+    # A window too short for any reading inside it has no count, not the edges' count.
+    assert tcp_diag.summarize_counts(counts, times, load_span=(101.9, 102.1))["connections_established_median"] is None
+
+
 def test_what_a_finished_load_left_is_counted_and_waited_for_until_the_server_got_through_it():
     """Issue 32: a window that followed a warm-up at once started behind the warm-up's abandoned connections."""
     with _listener(backlog=128) as listener:

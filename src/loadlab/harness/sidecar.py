@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import statistics
+import time
 
 from loadlab.harness import container as containers
 from loadlab.harness.sampler import SAMPLE_INTERVAL_S, ResourceSample, parse_flat_keyed
@@ -119,11 +120,12 @@ def _sample(t_s: float, version: int, files: dict[str, str], rss: list[tuple[int
     return ResourceSample(t_s, memory, cpu, number("pids.current"), user, system, *process_rss)
 
 
-def parse(output: str, since_uptime_s: float | None = None) -> tuple[list[ResourceSample], list[tuple[int, int]]]:
-    """The sidecar's records as readings and its (established, queued) connection counts; a record cut off by
-    the container's end is dropped. `t_s` counts seconds from its first record, or from `since_uptime_s` (the
-    server host's /proc/uptime) when given."""
-    version, samples, counts = 1, [], []
+def parse(output: str, since_uptime_s: float | None = None
+          ) -> tuple[list[ResourceSample], list[tuple[int, int]], list[float]]:
+    """The sidecar's records as readings, its (established, queued) connection counts, and when each count was
+    taken (its record's `t_s`); a record cut off by the container's end is dropped. `t_s` counts seconds from its
+    first record, or from `since_uptime_s` (the server host's /proc/uptime) when given."""
+    version, samples, counts, count_times = 1, [], [], []
     first_uptime = since_uptime_s
     current: dict | None = None
 
@@ -144,10 +146,11 @@ def parse(output: str, since_uptime_s: float | None = None) -> tuple[list[Resour
         elif line.startswith("C "):
             _, established, queued = line.split()
             counts.append((int(established), int(queued)))
+            count_times.append(current["t_s"] if current is not None else 0.0)
         elif current is not None and ":" in line:
             _record_line(current, line)
     flush()
-    return samples, counts
+    return samples, counts, count_times
 
 
 def _record_line(current: dict, line: str) -> None:
@@ -184,7 +187,8 @@ class ServerReadings:
         from loadlab.harness import sampler
 
         self.server, self.port, self.run_id, self.name, self.image = server, port, run_id, name, image
-        self.note, self.sidecar, self.counts = None, None, None
+        self.note, self.sidecar, self.counts, self.count_times = None, None, None, None
+        self.started_at: float | None = None
         local = sampler.source_for(server) if sampling != "stats-api" else sampler.DockerStatsSource(server)
         self.throttling_source = local  # CFS counters: the cgroup's cpu.stat here, else the stats API
         if sampling == "stats-api":
@@ -202,6 +206,9 @@ class ServerReadings:
             return
         try:
             self.sidecar = start(self.server, self.port, self.run_id, self.name, self.image)
+            # Its first record is taken as it starts: the counts' times go on this clock from here (tens of
+            # milliseconds off at most, against tcp_diag.WINDOW_EDGE_S).
+            self.started_at = time.monotonic()
         except TrialFailure as failure:
             self.path, self.source = STATS_API, sampler.DockerStatsSource(self.server)
             self.note = f"the sidecar did not start ({failure.detail}); the engine's stats API instead"
@@ -210,7 +217,8 @@ class ServerReadings:
         """Stop the sidecar and put its readings under samples['server'] (the Sampler's for the other paths)."""
         if self.sidecar is None:
             return
-        readings, self.counts = parse(stop(self.sidecar))
+        readings, self.counts, offsets = parse(stop(self.sidecar))
+        self.count_times = [self.started_at + offset for offset in offsets]
         self.sidecar = None
         samples["server"] = readings
         if not readings:

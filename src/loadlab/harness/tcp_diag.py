@@ -172,20 +172,30 @@ def established_count(port: int, pid: int | None = None) -> int | None:
     return None if counts is None else counts[0]
 
 
+# A reading this close to either end of the loadgen's run (its exec started or returned) is not counted: the first
+# comes before the loadgen has connected and a last one after it has closed, and in a short window one such
+# reading decides the median (a 3 s window's readings [0, 16, 16, 0] have median 8, not wrk's 16).
+WINDOW_EDGE_S = 0.25
+
+
 class EstablishedCounter:
     """`connection_counts` once a second on a background thread while the window runs (a context manager);
-    `counts` holds the readings (None where one could not be taken)."""
+    `counts` holds the readings (None where one could not be taken), `times` when each was taken (the
+    monotonic clock, seconds)."""
 
     def __init__(self, port: int, pid: int | None, interval_s: float = 1.0):
         self.port, self.pid, self.interval_s = port, pid, interval_s
         self.counts: list[tuple[int, int] | None] = []  # (established, queued) a reading
+        self.times: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="loadlab-established", daemon=True)
 
     def _run(self) -> None:
         next_tick = time.monotonic()
         while not self._stop.is_set():
+            taken = time.monotonic()
             self.counts.append(connection_counts(self.port, self.pid))
+            self.times.append(taken)
             next_tick += self.interval_s
             self._stop.wait(max(0.0, next_tick - time.monotonic()))
 
@@ -197,16 +207,26 @@ class EstablishedCounter:
         self._stop.set()
         self._thread.join(timeout=5)
 
-    def summary(self) -> dict:
-        """`summarize_counts` of this window's readings."""
-        return summarize_counts(self.counts)
+    def summary(self, load_span: tuple[float, float] | None = None) -> dict:
+        """`summarize_counts` of this window's readings (those inside `load_span` only, when given)."""
+        return summarize_counts(self.counts, self.times, load_span)
 
 
-def summarize_counts(counts: list[tuple[int, int] | None]) -> dict:
-    """Over a window's (established, queued) readings: `connections_established_median` and `_max` (the kernel's
+def within_load(times: list[float], load_span: tuple[float, float]) -> list[bool]:
+    """Which readings, taken at `times` (seconds, the clock of `load_span`), fall inside the loadgen's run
+    `load_span` (its exec's start and return) by more than WINDOW_EDGE_S at either end."""
+    began, ended = load_span
+    return [began + WINDOW_EDGE_S <= t <= ended - WINDOW_EDGE_S for t in times]
+
+
+def summarize_counts(counts: list[tuple[int, int] | None], times: list[float] | None = None,
+                     load_span: tuple[float, float] | None = None) -> dict:
+    """Over a window's (established, queued) readings (with `times` and `load_span`, only those `within_load`): `connections_established_median` and `_max` (the kernel's
     count, the accept queue included), `connections_queued_median` (established, not yet accepted by the server),
     `connections_held_median` (accepted and open: established less queued, a reading at a time), and how many
     readings there were. The sidecar's counts (harness.sidecar) are summarized the same way."""
+    if load_span is not None and times is not None:
+        counts = [count for count, inside in zip(counts, within_load(times, load_span)) if inside]
     readings = [count for count in counts if count is not None]
     if not readings:
         return {"connections_established_median": None, "connections_established_max": None,

@@ -224,7 +224,10 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
     throttling = sampler.throttling_columns(throttling_before, readings.throttling_source.cpu_throttling())
     accepted = None if accepted_before is None or accepted_after is None else accepted_after - accepted_before
     overflows = None if overflows_before is None or overflows_after is None else overflows_after - overflows_before
-    held_summary = held.summary() if readings.counts is None else tcp_diag.summarize_counts(readings.counts)
+    # Only readings taken while the loadgen ran count (tcp_diag.WINDOW_EDGE_S).
+    load_span = (load_began, load_ended)
+    held_summary = (held.summary(load_span) if readings.counts is None
+                    else tcp_diag.summarize_counts(readings.counts, readings.count_times, load_span))
     window = {"connections_accepted": accepted, "listen_overflows": overflows, **held_summary,
               **_steal_columns(config, cpu_times_before, cpu_times_after), **throttling,
               **readings.columns(running.samples.get("server", []))}

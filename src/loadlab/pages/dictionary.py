@@ -125,11 +125,13 @@ TRIAL_COLUMNS = {
     "listen_overflows": _c(COUNT, "connections the kernel dropped in the window because the server's listen queue "
                                   "was full (TcpExt ListenOverflows in its network namespace)"),
     "connections_established_median": _c(COUNT, "TCP connections established on the server's port, median of the "
-                                                "window's socket-diagnostic readings (accept queue included)"),
+                                                "socket-diagnostic readings taken once a second while the loadgen ran, "
+                                                "a quarter second clear of its start and end (accept queue included)"),
     "connections_established_max": _c(COUNT, "the largest of those readings"),
     "connections_queued_median": _c(COUNT, "connections established but not yet accepted by the server (its accept "
                                            "queue), median of the window's readings"),
-    "connections_established_samples": _c(COUNT, "socket-diagnostic readings taken in the window"),
+    "connections_established_samples": _c(COUNT, "socket-diagnostic readings counted: those taken while the loadgen "
+                                                 "ran"),
     "server_sampling": _c(None, "how the server's processes were sampled: from the host, or from a sidecar in the "
                                 "server's namespaces (the second host's setup)"),
     "server_sampling_note": _c(None, "why a sampling path gave fewer readings than asked, when it did"),
