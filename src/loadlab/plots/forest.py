@@ -46,7 +46,15 @@ CLAIMED_COLOUR = "black"
 ZEBRA = "0.965"  # every other row's background, so a row can be followed to its numbers
 
 
+_SUPERSCRIPTS = str.maketrans("-0123456789", "\N{SUPERSCRIPT MINUS}\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
 def _ratio_tick(value: float, _position: int) -> str:
+    """"×0.01", "×1", "×1,000"; a decade past a thousand either way as a power ("×10⁶", "×10⁻⁶"), which
+    "×1,000,000" beside "×1,000" on a narrow panel would overrun."""
+    exponent = math.log10(value) if value > 0 else 0.0
+    if abs(exponent) >= 4 and exponent == round(exponent):
+        return f"\N{MULTIPLICATION SIGN}10{str(round(exponent)).translate(_SUPERSCRIPTS)}"
     return format_ratio(value) if value >= 1 else f"\N{MULTIPLICATION SIGN}{value:g}"
 
 
