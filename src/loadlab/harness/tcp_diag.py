@@ -221,10 +221,11 @@ def within_load(times: list[float], load_span: tuple[float, float]) -> list[bool
 
 def summarize_counts(counts: list[tuple[int, int] | None], times: list[float] | None = None,
                      load_span: tuple[float, float] | None = None) -> dict:
-    """Over a window's (established, queued) readings (with `times` and `load_span`, only those `within_load`): `connections_established_median` and `_max` (the kernel's
-    count, the accept queue included), `connections_queued_median` (established, not yet accepted by the server),
-    `connections_held_median` (accepted and open: established less queued, a reading at a time), and how many
-    readings there were. The sidecar's counts (harness.sidecar) are summarized the same way."""
+    """Over a window's (established, queued) readings (with `times` and `load_span`, only those `within_load`):
+    `connections_established_median` and `_max` (the kernel's count, the accept queue included),
+    `connections_queued_median` (established, not yet accepted by the server), `connections_held_median`
+    (accepted and open: established less queued, a reading at a time), and how many readings there were. The
+    sidecar's counts (harness.sidecar) are summarized the same way."""
     if load_span is not None and times is not None:
         counts = [count for count, inside in zip(counts, within_load(times, load_span)) if inside]
     readings = [count for count in counts if count is not None]

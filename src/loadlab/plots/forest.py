@@ -46,7 +46,7 @@ CLAIMED_COLOUR = "black"
 ZEBRA = "0.965"  # every other row's background, so a row can be followed to its numbers
 
 
-_SUPERSCRIPTS = str.maketrans("-0123456789", "\N{SUPERSCRIPT MINUS}\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def _ratio_tick(value: float, _position: int) -> str:
