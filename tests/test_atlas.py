@@ -84,6 +84,40 @@ def test_a_runtime_missing_from_a_run_is_named_not_failed(committed):
     assert any(text.get_text() == "not measured" for text in figure.axes[2].texts)
 
 
+def test_a_runtime_whose_trials_were_no_evidence_at_the_condition_says_why(committed):
+    # The reference's node at 10,000 connections asked, a connection per request: its 3 trials stalled (2026-11-29).
+    overhead = committed[atlas.OVERHEAD]
+    trials = overhead.trials.copy()
+    level = trials["level"].max()
+    node = (trials["level"] == level) & (trials["label"] == "node")
+    if not node.any():
+        pytest.skip("the committed 01 run has no node trial at its top level")
+    trials.loc[node, "status"] = "failed"
+    trials.loc[node, "failure_reason"] = "stalled: window throughput 1,705 req/s fell below 50% of its warm-up's"
+    run = SimpleNamespace(trials=trials, run_id=overhead.run_id, manifest=overhead.manifest, missing={})
+    table = atlas.atlas_table(run, None, None, "quick").set_index(["axis", "runtime"])
+    n = int(node.sum())
+    assert table.at[("cpu", "node"), "note"] == (
+        f"not measured in run {overhead.run_id} (its {n} trials at {int(level):,} connections asked: {n} failed "
+        f"(stalled))")
+    # An open-loop fraction whose trials' generator fell behind says that, and a runtime whose trials there leave
+    # nothing to count keeps the general words.
+    latency = pd.DataFrame({"label": "go", "level": 0.8, "status": "ok", "loadgen_saturated": True,
+                            "loadgen_behind": "1.2% of requests left more than 1000 µs after they could have",
+                            "loadgen_cpu_utilization": [0.6, 0.62, 0.64]})
+    assert atlas.no_evidence_text(latency, atlas.AXIS_BY_KEY["p99-0.8"], "go") == (
+        "its 3 trials at 0.8 of its capacity: 3 loadgen behind its schedule")
+    assert atlas.no_evidence_text(latency, atlas.AXIS_BY_KEY["p99-0.5"], "go") == "no evidence trial at this condition"
+    # A runtime the run never planned says so (the reference's open loop offers load to S1's servers and the new
+    # runtimes only).
+    open_loop = committed[atlas.LATENCY]
+    planned = {entry.get("label") for entry in open_loop.manifest.parameters.get("servers", [])}
+    unplanned = [label for label in atlas.ATLAS_RUNTIMES if label not in planned]
+    if unplanned:
+        table = atlas.atlas_table(None, open_loop, None, "quick").set_index(["axis", "runtime"])
+        assert table.at[("p99-0.5", unplanned[0]), "note"] == f"not measured in run {open_loop.run_id} (not in its plan)"
+
+
 def test_a_run_that_does_not_exist_yet_is_named_by_its_experiment(committed):
     table = atlas.atlas_table(committed[atlas.OVERHEAD], None, committed[atlas.CAPACITY], "quick")
     p99 = table[table["axis"] == "p99-0.5"]

@@ -309,6 +309,31 @@ def test_evidence_keeps_the_reason_of_every_exclusion():
     assert gathered.summary(("a", "b")) == "1 + 0 trials used; left out: 1 failed: stalled, 1 loadgen saturated, 1 metric missing"
 
 
+def test_an_open_loop_generator_behind_its_schedule_is_named_so_not_saturated():
+    # 01's open loop, 2026-11-29: go at 0.8 of its capacity, a connection per request; the generator busy 64% of its
+    # core, 1.7% of its requests late by its own doing by up to 1.97 ms at p99. No evidence, but not "saturated".
+    from loadlab.plots._common import exclusion_reasons
+
+    behind = "1.7% of requests left more than 1000 µs after they could have (more than 1%)"
+    trials = pd.DataFrame([
+        {"trial": 29, "label": "go", "status": "ok", "loadgen_saturated": True, "loadgen_behind": behind,
+         "loadgen_cpu_utilization": 0.638, "x": 0.037},
+        {"trial": 30, "label": "go", "status": "ok", "loadgen_saturated": True,
+         "loadgen_behind": behind + "; its core was 97% busy", "loadgen_cpu_utilization": 0.97, "x": 0.04},
+        {"trial": 31, "label": "go", "status": "ok", "loadgen_saturated": True, "loadgen_behind": None,
+         "loadgen_cpu_utilization": 0.99, "x": 0.05},  # wrk's row: no schedule to keep
+        {"trial": 32, "label": "go", "status": "ok", "loadgen_saturated": False, "loadgen_behind": None,
+         "loadgen_cpu_utilization": 0.6, "x": 0.02},
+    ])
+    gathered = evidence.gather(trials, ("go",), "x")
+    assert [item["reason"] for item in gathered.excluded] == [
+        evidence.LOADGEN_BEHIND, evidence.LOADGEN_SATURATED, evidence.LOADGEN_SATURATED]
+    assert gathered.summary(("go",)) == "1 trials used; left out: 1 loadgen behind its schedule, 2 loadgen saturated"
+    # The figures' hollow points say the same.
+    assert list(exclusion_reasons(trials)) == [evidence.LOADGEN_BEHIND, evidence.LOADGEN_SATURATED,
+                                               evidence.LOADGEN_SATURATED, ""]
+
+
 def test_profiler_overhead_on_the_committed_run(processed):
     from loadlab import plans
     from loadlab.judgements.profiler_overhead import profiler_overhead

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from loadlab.config import LOADGEN_SATURATION_UTILIZATION
+
 LOADGEN_SATURATED = "loadgen saturated"
+# The project's open-loop generator with its core not busy (LOADGEN_SATURATION_UTILIZATION) but its schedule not
+# kept (`loadgen.openloop`'s `behind_detail`): its own delays may have set the latencies, so the trial is no evidence
+# either, but "saturated" would misname a generator at 40% of its core that was preempted on it.
+LOADGEN_BEHIND = "loadgen behind its schedule"
 METRIC_MISSING = "metric missing"
 # A trial row may carry why it is no evidence for one kind of verdict (for example, "java-platform held 4,881 of
 # 10,000 connections" for a per-connection quantity): a judgement sets this column on its own copy of the trials.
@@ -73,11 +79,22 @@ def exclusion_reason(row) -> str | None:
         return f"failed: {reason}" if isinstance(reason, str) and reason else "failed"
     saturated = row.get("loadgen_saturated")
     if saturated is True or (isinstance(saturated, (bool, np.bool_)) and bool(saturated)):
-        return LOADGEN_SATURATED
+        return loadgen_reason(row)
     shortfall = row.get(SHORTFALL_COLUMN)
     if isinstance(shortfall, str) and shortfall:
         return shortfall
     return None
+
+
+def loadgen_reason(row) -> str:
+    """Why a trial whose loadgen is marked saturated is no evidence: LOADGEN_BEHIND for an open-loop generator that
+    said it fell behind (`loadgen_behind`) with its core under LOADGEN_SATURATION_UTILIZATION busy, else
+    LOADGEN_SATURATED."""
+    behind = row.get("loadgen_behind")
+    busy = pd.to_numeric(pd.Series([row.get("loadgen_cpu_utilization")]), errors="coerce").iloc[0]
+    if isinstance(behind, str) and behind and not busy >= LOADGEN_SATURATION_UTILIZATION:
+        return LOADGEN_BEHIND
+    return LOADGEN_SATURATED
 
 
 def evidence_trials(trials: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ tables, never their files.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from loadlab import metrics, stats, units
-from loadlab.judgements import s1
+from loadlab.judgements import evidence, s1
 from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION, capacity_ranking, trials_with_headroom
 from loadlab.judgements.evidence import evidence_trials
 from loadlab.servers import RUNTIMES
@@ -242,6 +243,50 @@ def _pipeline_depth(run) -> int | None:
     return load.get("pipeline_depth")
 
 
+def _condition_trials(trials: pd.DataFrame, axis: Axis, label: str) -> tuple[pd.DataFrame, str]:
+    """`label`'s trials at the condition `axis` reads, and that condition in words ("at 10,000 connections
+    asked")."""
+    mine = trials[trials["label"] == label]
+    if axis.key.startswith("p99-"):
+        fraction = float(axis.key.split("-", 1)[1])
+        return mine[np.isclose(mine["level"].astype(float), fraction)], f"at {fraction:g} of its capacity"
+    if axis.key == "capacity" or "level" not in trials or trials["level"].dropna().empty:
+        return mine, ""
+    level = trials["level"].max()
+    return mine[mine["level"] == level], f"at {int(level):,} connections asked"
+
+
+def no_evidence_text(trials: pd.DataFrame, axis: Axis, label: str) -> str:
+    """Why a runtime a run measured has no value on `axis`: "its 3 trials at 10,000 connections asked: 3 failed
+    (stalled)", each reason's first clause counted (`judgements.evidence.exclusion_reason`); "no evidence trial at
+    this condition" where its trials there leave nothing to count."""
+    at, where = _condition_trials(trials, axis, label)
+    reasons = [evidence.exclusion_reason(row) for row in at.to_dict("records")]
+    counted = Counter(_first_clause(reason) for reason in reasons if reason)
+    if at.empty or not counted:
+        return "no evidence trial at this condition"
+    listed = ", ".join(f"{n} {reason}" for reason, n in sorted(counted.items(), key=lambda item: -item[1]))
+    trials_text = f"its {len(at)} trial{'s' if len(at) != 1 else ''}" + (f" {where}" if where else "")
+    return f"{trials_text}: {listed}"
+
+
+def _first_clause(reason: str) -> str:
+    """"failed: stalled: window throughput ..." -> "failed (stalled)"; other reasons up to their detail."""
+    if reason.startswith("failed: "):
+        return f"failed ({reason.removeprefix('failed: ').split(':', 1)[0]})"
+    return reason.split(" (", 1)[0]
+
+
+def _planned_labels(run) -> set[str]:
+    """The labels of the servers `run`'s manifest planned (every label, so nothing reads as unplanned, when it has
+    no manifest to say)."""
+    manifest = getattr(run, "manifest", None)
+    servers = (getattr(manifest, "parameters", None) or {}).get("servers") if manifest is not None else None
+    if not servers:
+        return set(ATLAS_RUNTIMES) | set(run.trials["label"])
+    return {entry.get("label") or entry.get("server") for entry in servers}
+
+
 def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes: Iterable[str]) -> list[dict]:
     """A row per runtime with no value on `axis`: which run lacks it, and why where the run recorded why."""
     have = set(measured.loc[measured["axis"] == axis.key, "runtime"]) if len(measured) else set()
@@ -255,8 +300,10 @@ def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes:
             # The harness's reason can run to a recipe ("...: set LOADLAB_SWOOLE_PACKAGE=..."); its first clause says why.
             why = ((getattr(run, "missing", None) or {}).get(label) or "").split(":")[0]
             in_run = label in set(run.trials["label"])
+            if not why and not in_run and label not in _planned_labels(run):
+                why = "not in its plan"
             note = (f"not measured in run {run.run_id}" + (f" ({why})" if why else "")
-                    + (" (no evidence trial at this condition)" if in_run else ""))
+                    + (f" ({no_evidence_text(run.trials, axis, label)})" if in_run else ""))
             run_id = run.run_id
         rows.append({"axis": axis.key, "runtime": label, "median": math.nan, "ci_low": math.nan, "ci_high": math.nan,
                      "coverage": math.nan, "n": 0, "run": run_id, "condition": "", "note": note})

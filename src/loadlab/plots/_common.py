@@ -15,6 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from loadlab.judgements.evidence import loadgen_reason
 from loadlab.stats.median import median_ci
 
 from .palette import series_style
@@ -22,7 +23,6 @@ from .style import format_log_axis, seconds_formatter, spans_decades
 
 # Colour of the legend's explanatory entries (what a line, a band or a hollow point means).
 KEY_COLOUR = "0.35"
-LOADGEN_SATURATED = "loadgen saturated"
 
 
 def require_columns(data: pd.DataFrame, columns: Sequence[str], figure: str) -> None:
@@ -48,7 +48,8 @@ def exclusion_reasons(data: pd.DataFrame) -> pd.Series:
     reasons = pd.Series("", index=data.index, dtype=object)
     if "loadgen_saturated" in data.columns:
         saturated = data["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
-        reasons[saturated] = LOADGEN_SATURATED
+        # An open-loop generator that fell behind with its core not busy is named so (evidence.LOADGEN_BEHIND).
+        reasons[saturated] = [loadgen_reason(row) for row in data[saturated].to_dict("records")]
     if "status" in data.columns:
         failed = data["status"].astype(str) != "ok"
         if "failure_reason" in data.columns:
