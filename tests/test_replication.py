@@ -1,6 +1,7 @@
 """Replication against the committed reference: the verdict table `make reproduce` ends with, and the run-to-run
 shift table that says where two runs of one experiment disagree (both on the committed reference data)."""
 
+import json
 import shutil
 
 import pandas as pd
@@ -150,3 +151,43 @@ def test_a_measuring_run_writes_the_comparison_before_the_summary_reads_it(tmp_p
     assert seen == [("03-json-api", False), ("99-summary", True)]
     table, _ = replication.read_replication(reports_dir / replication.REPLICATION_FILE)
     assert len(table) > 10 and table["same_verdict"].all()
+
+
+def _manifest(raw, run_id, fingerprint, cpu_model, kernel="6.18.44-fc-v669"):
+    folder = raw / run_id.rsplit("-", 2)[0] / run_id
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"run_id": run_id, "provenance": {
+        "host": {"cpu_model": cpu_model, "cpu_count": 2, "kernel": kernel},
+        "sitting": {"machine": fingerprint}}}))
+
+
+def test_the_file_records_each_sides_machines_and_the_page_says_whether_they_differ(tmp_path):
+    # issue 32: the replication table "says where the machines differ". Both sides' runs are under data/raw when
+    # `make reproduce` writes the file (a fresh clone holds the reference's), so their manifests are read then.
+    from loadlab import pages
+
+    reference = [v for v in judgements.load_verdicts(paths.VERDICTS_DIR) if v.notebook == "03-json-api"]
+    new = [_as_another_run(v) for v in reference]
+    raw = tmp_path / "raw"
+    for run_id in {v.run_id for v in reference}:
+        _manifest(raw, run_id, "ba8a7afdc5a4", "Intel(R) Xeon(R) Processor")
+    for run_id in {v.run_id for v in new}:
+        _manifest(raw, run_id, "ba8a7afdc5a4", "Intel(R) Xeon(R) Processor")
+    save = tmp_path / "verdicts"
+    judgements.save_verdicts(reference, "03-json-api", save / "reference")
+    judgements.save_verdicts(new, "03-json-api", save / "new")
+    output = tmp_path / "replication.json"
+    table = replication.write_replication(save / "reference", save / "new", output, raw_dir=raw)
+    machines = replication.read_machines(output)
+    assert machines["reference"] == machines["new"] == [{"fingerprint": "ba8a7afdc5a4",
+                                                         "cpu_model": "Intel(R) Xeon(R) Processor", "cpus": 2,
+                                                         "kernel": "6.18.44-fc-v669"}]
+    text = pages.replication_text(table, "2026-11-29T04:47:08Z", new, machines)
+    assert text.endswith("Both runs were on one machine: Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 "
+                         "(machine ba8a7afdc5a4).")
+    # Another machine under the second run: each side named.
+    other = {**machines, "new": [{"fingerprint": "0123456789ab", "cpu_model": "AMD EPYC", "cpus": 2, "kernel": "6.1"}]}
+    assert ("the reference on Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 (machine ba8a7afdc5a4); "
+            "the second run on AMD EPYC, 2 CPUs, kernel 6.1 (machine 0123456789ab)") in pages.machines_text(other)
+    # A file written before the machines were recorded says so, rather than implying one machine.
+    assert "does not say which machines" in pages.machines_text(None)

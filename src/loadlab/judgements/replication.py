@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import rundir
+from loadlab import paths, rundir
+from loadlab.errors import LoadlabError
 from loadlab.judgements.evidence import evidence_trials
 from loadlab.judgements.verdicts import load_verdicts
 from loadlab.rundir import write_json_atomic
@@ -95,12 +96,51 @@ def keep_reference(verdicts_dir: Path, keep_dir: Path) -> Path | None:
     return Path(keep_dir)
 
 
-def write_replication(reference_dir: Path, new_dir: Path, output: Path) -> pd.DataFrame:
-    """Compare two verdict folders, write the table and its summary line as JSON, and return the table."""
+def run_machine(run_id: str, raw_dir: Path | None = None) -> dict | None:
+    """The machine a run recorded: its fingerprint (hostfacts.sitting), CPU model, CPU count and kernel; None when
+    the run is not under `raw_dir` or recorded none."""
+    try:
+        manifest = json.loads((rundir.find_run(run_id, raw_dir or paths.RAW_DIR) / "manifest.json").read_text())
+    except (OSError, ValueError, LoadlabError):
+        return None
+    provenance = manifest.get("provenance") or {}
+    host = provenance.get("host") or {}
+    machine = {"fingerprint": (provenance.get("sitting") or {}).get("machine"), "cpu_model": host.get("cpu_model"),
+               "cpus": host.get("cpu_count"), "kernel": host.get("kernel")}
+    return machine if any(machine.values()) else None
+
+
+def machines(table: pd.DataFrame, raw_dir: Path | None = None) -> dict[str, list[dict]]:
+    """{"reference": [...], "new": [...]}: the distinct machines each side's runs recorded, read while both sides'
+    runs are still under `raw_dir` (a fresh clone holds the reference's until the new one is committed)."""
+    sides = {}
+    for side in ("reference", "new"):
+        seen = []
+        for run_id in sorted(set(table[f"{side}_run_id"].dropna())) if len(table) else ():
+            machine = run_machine(run_id, raw_dir)
+            if machine is not None and machine not in seen:
+                seen.append(machine)
+        sides[side] = seen
+    return sides
+
+
+def write_replication(reference_dir: Path, new_dir: Path, output: Path, raw_dir: Path | None = None) -> pd.DataFrame:
+    """Compare two verdict folders, write the table, its summary line and each side's machines as JSON, and return
+    the table."""
     table = replication_table(load_verdicts(reference_dir), load_verdicts(new_dir))
     write_json_atomic(output, {"summary": summary_line(table), "written_utc": rundir.now_utc(),
+                               "machines": machines(table, raw_dir),
                                "rows": table.astype(object).where(table.notna(), None).to_dict("records")})
     return table
+
+
+def read_machines(path: Path) -> dict | None:
+    """The machines a replication.json recorded for each side ({"reference": [...], "new": [...]}); None when it
+    recorded none (files written before 2026-11-29) or there is no file."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    return json.loads(path.read_text()).get("machines")
 
 
 def read_replication(path: Path) -> tuple[pd.DataFrame, str | None] | None:

@@ -42,7 +42,7 @@ from .overhead import margin_sentence, overhead_lines, ranked_functions_heading,
 from .overload import overload_over_time, overload_reading, peak_counts_by_ten_seconds
 from .numbers import format_mapping, format_number, use_report_display_options
 from .provenance import ProvenanceBlock, provenance_html, runtime_versions
-from .replication import replication_rows, replication_text
+from .replication import machines_text, replication_rows, replication_text
 from .summary import format_summary, recorded_metrics, saturation_note, spread_note, with_concurrency, with_milliseconds
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "spread_test_text",
     "replication_rows",
     "replication_text",
+    "machines_text",
     "claim_rows",
     "claim_table_html",
     "format_mapping",

@@ -42,7 +42,30 @@ def replication_rows(table: pd.DataFrame, verdicts: Iterable) -> pd.DataFrame:
     }).reset_index(drop=True)
 
 
-def replication_text(table: pd.DataFrame | None, written_utc: str | None, verdicts: Iterable) -> str:
+def _machine_words(machine: dict) -> str:
+    """"Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 (machine ba8a7afdc5a4)"."""
+    parts = [machine.get("cpu_model"), f"{machine['cpus']} CPUs" if machine.get("cpus") else None,
+             f"kernel {machine['kernel']}" if machine.get("kernel") else None]
+    text = ", ".join(part for part in parts if part)
+    return text + (f" (machine {machine['fingerprint']})" if machine.get("fingerprint") else "")
+
+
+def machines_text(machines: dict | None) -> str:
+    """Where the two sides ran: one sentence saying they ran on one machine, or each side's machines."""
+    if not machines or not (machines.get("reference") or machines.get("new")):
+        return "The comparison on record does not say which machines the two runs were on."
+    reference, new = machines.get("reference") or [], machines.get("new") or []
+    if reference == new and len(reference) == 1:
+        return f"Both runs were on one machine: {_machine_words(reference[0])}."
+
+    def side(entries):
+        return "; ".join(_machine_words(m) for m in entries) or "not recorded"
+    return (f"The runs were on different machines: the reference on {side(reference)}; the second run on "
+            f"{side(new)}.")
+
+
+def replication_text(table: pd.DataFrame | None, written_utc: str | None, verdicts: Iterable,
+                     machines: dict | None = None) -> str:
     """One paragraph: how many of the shown ratio verdicts a second, independent run replicated, and what was not
     re-run."""
     verdicts = list(verdicts)
@@ -67,4 +90,4 @@ def replication_text(table: pd.DataFrame | None, written_utc: str | None, verdic
             f"{', '.join(experiments)} (both runs' ids in reports/replication.json).")
     if not_rerun:
         text += (" Not run a second time, so not counted: " + ", ".join(not_rerun) + ".")
-    return text
+    return text + " " + machines_text(machines)
