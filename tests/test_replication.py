@@ -180,13 +180,13 @@ def test_the_file_records_each_sides_machines_and_the_page_says_whether_they_dif
     table = replication.write_replication(save / "reference", save / "new", output, raw_dir=raw)
     machines = replication.read_machines(output)
     assert machines["reference"] == machines["new"] == [{"fingerprint": "ba8a7afdc5a4",
-                                                         "cpu_model": "Intel(R) Xeon(R) Processor", "cpus": 2,
+                                                         "cpu_model": "Intel(R) Xeon(R) Processor", "cpu_count": 2,
                                                          "kernel": "6.18.44-fc-v669"}]
     text = pages.replication_text(table, "2026-11-29T04:47:08Z", new, machines)
     assert text.endswith("Both runs were on one machine: Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 "
                          "(machine ba8a7afdc5a4).")
     # Another machine under the second run: each side named.
-    other = {**machines, "new": [{"fingerprint": "0123456789ab", "cpu_model": "AMD EPYC", "cpus": 2, "kernel": "6.1"}]}
+    other = {**machines, "new": [{"fingerprint": "0123456789ab", "cpu_model": "AMD EPYC", "cpu_count": 2, "kernel": "6.1"}]}
     assert ("the reference on Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 (machine ba8a7afdc5a4); "
             "the second run on AMD EPYC, 2 CPUs, kernel 6.1 (machine 0123456789ab)") in pages.machines_text(other)
     # A file written before the machines were recorded says so, rather than implying one machine.

@@ -61,6 +61,14 @@ def host_description() -> dict:
     }
 
 
+def machine_text(host: dict) -> str:
+    """"AMD EPYC, 2 CPUs, kernel 6.18.44-fc-v782": a host as `host_description` recorded it ("" when it recorded
+    none of the three)."""
+    parts = [host.get("cpu_model"), f"{host['cpu_count']} CPUs" if host.get("cpu_count") else None,
+             f"kernel {host['kernel']}" if host.get("kernel") else None]
+    return ", ".join(part for part in parts if part)
+
+
 # One sitting: every run measured by one `loadlab notebooks` (which sets LOADLAB_SITTING for all its kernels), or,
 # for a notebook or command measured alone, by one Python process. Margins and references are only combined
 # within a sitting (loadlab.judgements.margins).

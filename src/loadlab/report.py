@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from loadlab import paths, rundir
+from loadlab import hostfacts, paths, rundir
 from loadlab.config import PROGRESS_LOG_ENV
 from loadlab.errors import ParameterError
 from loadlab.hostfacts import SITTING_ENV
@@ -190,10 +190,7 @@ def _title(notebook_path: Path) -> str:
 
 def _machine_text(provenance: dict) -> str:
     """"AMD EPYC, 2 CPUs, kernel 6.18.44-fc-v782": the host a run recorded ("" when it recorded none)."""
-    host = provenance.get("host") or {}
-    parts = [host.get("cpu_model"), f"{host['cpu_count']} CPUs" if host.get("cpu_count") else None,
-             f"kernel {host['kernel']}" if host.get("kernel") else None]
-    return ", ".join(part for part in parts if part)
+    return hostfacts.machine_text(provenance.get("host") or {})
 
 
 def _commit_text(provenance: dict) -> str:

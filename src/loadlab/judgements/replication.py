@@ -105,8 +105,9 @@ def run_machine(run_id: str, raw_dir: Path | None = None) -> dict | None:
         return None
     provenance = manifest.get("provenance") or {}
     host = provenance.get("host") or {}
+    # The host's own keys (hostfacts.host_description), so hostfacts.machine_text reads an entry as it reads a host.
     machine = {"fingerprint": (provenance.get("sitting") or {}).get("machine"), "cpu_model": host.get("cpu_model"),
-               "cpus": host.get("cpu_count"), "kernel": host.get("kernel")}
+               "cpu_count": host.get("cpu_count"), "kernel": host.get("kernel")}
     return machine if any(machine.values()) else None
 
 
@@ -134,21 +135,23 @@ def write_replication(reference_dir: Path, new_dir: Path, output: Path, raw_dir:
     return table
 
 
+def _read_document(path: Path) -> dict | None:
+    path = Path(path)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def read_machines(path: Path) -> dict | None:
     """The machines a replication.json recorded for each side ({"reference": [...], "new": [...]}); None when it
     recorded none (files written before 2026-11-29) or there is no file."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    return json.loads(path.read_text()).get("machines")
+    document = _read_document(path)
+    return document.get("machines") if document is not None else None
 
 
 def read_replication(path: Path) -> tuple[pd.DataFrame, str | None] | None:
     """(table, when written) from a replication.json; None when there is none."""
-    path = Path(path)
-    if not path.exists():
+    document = _read_document(path)
+    if document is None:
         return None
-    document = json.loads(path.read_text())
     return pd.DataFrame(document.get("rows") or [], columns=list(COLUMNS)), document.get("written_utc")
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from loadlab.hostfacts import machine_text
 from loadlab.judgements.replication import about_these_verdicts, comparison
 from loadlab.units import format_ratio, format_ratio_interval
 
@@ -44,10 +45,7 @@ def replication_rows(table: pd.DataFrame, verdicts: Iterable) -> pd.DataFrame:
 
 def _machine_words(machine: dict) -> str:
     """"Intel(R) Xeon(R) Processor, 2 CPUs, kernel 6.18.44-fc-v669 (machine ba8a7afdc5a4)"."""
-    parts = [machine.get("cpu_model"), f"{machine['cpus']} CPUs" if machine.get("cpus") else None,
-             f"kernel {machine['kernel']}" if machine.get("kernel") else None]
-    text = ", ".join(part for part in parts if part)
-    return text + (f" (machine {machine['fingerprint']})" if machine.get("fingerprint") else "")
+    return machine_text(machine) + (f" (machine {machine['fingerprint']})" if machine.get("fingerprint") else "")
 
 
 def machines_text(machines: dict | None) -> str:
