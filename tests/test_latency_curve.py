@@ -99,3 +99,34 @@ def test_a_server_without_a_usable_trial_at_any_level_has_no_knee_and_says_why()
     assert (knee.below, knee.above) == (None, None)
     assert knee.text() == "go: no knee can be placed (no usable trial at 0.5, 1.2)"
     assert latency_curve.knee_levels(latency_curve.latency_curve(data, ASKED)) == {"go": None}
+
+
+def test_a_latency_claim_steps_down_to_the_highest_level_below_both_knees_with_enough_usable_trials():
+    """S1-p99 in the reference of 2026-11-29: below both knees at 0.8, where 2 of go's 6 trials were left out (the
+    generator behind its schedule), so no interval at S1's family confidence existed there; 0.5 had 6 a side."""
+    import pandas as pd
+
+    from loadlab.judgements import open_loop
+    from loadlab.judgements.s1 import FAMILY
+
+    rows = []
+    for level in (0.5, 0.8):
+        for label in ("go", "rust"):
+            for trial in range(6):
+                behind = label == "go" and level == 0.8 and trial < 2
+                rows.append({"label": label, "level": level, "status": "ok", "loadgen_saturated": behind,
+                             "loadgen_behind": "own delay p99 over 1 ms" if behind else None,
+                             "loadgen_cpu_utilization": 0.6})
+    trials = pd.DataFrame(rows)
+    need = open_loop.trials_needed(FAMILY)
+    assert need == 6
+    assert open_loop.usable_trials(trials, "go", 0.8) == 4
+    assert open_loop.judged_level(trials, ("go", "rust"), [0.8, 0.8], need) == 0.5
+    assert open_loop.judged_level(trials, ("go", "rust"), [0.8, 0.8]) == 0.8  # without a floor, as before
+    text = open_loop.where_text(("go", "rust"), [0.8, 0.8], trials, 0.5, need)
+    assert text == ("the highest level below both servers' knees with the 6 usable trials a side the interval "
+                    "needs (at 0.8 go 4 and rust 6 usable: see the trials left out)")
+    # No level has enough: the highest below both knees, where the verdict then says why it has no interval.
+    assert open_loop.judged_level(trials[trials["level"] == 0.8], ("go", "rust"), [0.8, 0.8], need) == 0.8
+    # A server past its knee everywhere: the lowest level, whatever the counts.
+    assert open_loop.judged_level(trials, ("go", "rust"), [None, 0.8], need) == 0.5

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from loadlab import latency_curve
+from loadlab import latency_curve, stats
 from loadlab.experiment import Experiment
 from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import basis_text, open_loop_text
+from loadlab.judgements.rule import Family
 from loadlab.manifest import Manifest
 
 
@@ -60,34 +61,65 @@ def levels_below_knees(open_loop: pd.DataFrame, labels: tuple[str, str], manifes
     return [latency_curve.highest_level_below_knee(curve, label) for label in labels]
 
 
-def judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[float | None]) -> float:
-    """The highest level below both knees; where a server was past its knee at every level, the lowest level."""
-    if all(level is not None for level in below):
-        return float(min(below))
-    return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
+def usable_trials(open_loop: pd.DataFrame, label: str, level: float) -> int:
+    """How many of `label`'s trials at `level` may be evidence (judgements.evidence: ok, loadgen kept up, ...)."""
+    at = open_loop[(open_loop["label"] == label) & (open_loop["level"] == level)]
+    return len(evidence_policy.evidence_rows(at))
 
 
-def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest) -> float:
-    """The fraction of capacity a latency claim is judged at (`judged_level` of `levels_below_knees`)."""
-    return judged_level(open_loop, labels, levels_below_knees(open_loop, labels, manifest))
+def judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[float | None], need: int = 0) -> float:
+    """The highest level below both knees at which each server has `need` usable trials (the fewest its family's
+    interval needs: a level without them gives no interval, whatever the servers did there); with no such level,
+    the highest below both knees. Where a server was past its knee at every level, the lowest level."""
+    levels = open_loop.loc[open_loop["label"].isin(labels), "level"]
+    if not all(level is not None for level in below):
+        return float(min(levels))
+    ceiling = float(min(below))
+    for level in sorted({float(level) for level in levels if level <= ceiling}, reverse=True):
+        if all(usable_trials(open_loop, label, level) >= need for label in labels):
+            return level
+    return ceiling
 
 
-def judged_at(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest) -> tuple[float, str]:
-    """(the level a latency claim is judged at, the opening of its verdict's context: the generator, the level
-    and whose capacity it is a fraction of, the rates offered, and why that level)."""
+def trials_needed(family: Family | None) -> int:
+    """The fewest usable trials a side for which `family`'s interval exists (0: no family, no such floor)."""
+    return stats.minimum_trials_for_shift_interval(family.confidence) if family is not None else 0
+
+
+def latency_fraction(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest,
+                     family: Family | None = None) -> float:
+    """The fraction of capacity a latency claim of `family` is judged at (`judged_level` of `levels_below_knees`)."""
+    return judged_level(open_loop, labels, levels_below_knees(open_loop, labels, manifest), trials_needed(family))
+
+
+def judged_at(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manifest,
+              family: Family | None = None) -> tuple[float, str]:
+    """(the level a latency claim of `family` is judged at, the opening of its verdict's context: the generator,
+    the level and whose capacity it is a fraction of, the rates offered, and why that level)."""
     below = levels_below_knees(open_loop, labels, manifest)
-    fraction = judged_level(open_loop, labels, below)
+    need = trials_needed(family)
+    fraction = judged_level(open_loop, labels, below, need)
     load = manifest.parameter("load")
     return fraction, (f"{open_loop_text(load)} at {fraction:g} of {basis_text(load)}"
-                      f"{rates_text(manifest, fraction, labels)}, {where_text(labels, below)}")
+                      f"{rates_text(manifest, fraction, labels)}, {where_text(labels, below, open_loop, fraction, need)}")
 
 
-def where_text(labels: tuple[str, str], below: list[float | None]) -> str:
-    """Why the judged level is the one it is, in words."""
-    if all(level is not None for level in below):
+def where_text(labels: tuple[str, str], below: list[float | None], open_loop: pd.DataFrame | None = None,
+               fraction: float | None = None, need: int = 0) -> str:
+    """Why the judged level is the one it is, in words: and where it is below the highest level below both knees
+    because that level had too few usable trials, which level and how many each side had there."""
+    if not all(level is not None for level in below):
+        return ("the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
+                + " was past its knee there")
+    ceiling = float(min(below))
+    if open_loop is None or fraction is None or fraction >= ceiling:
         return "the highest level below both servers' knees"
-    return ("the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
-            + " was past its knee there")
+    skipped = sorted({float(level) for level in open_loop.loc[open_loop["label"].isin(labels), "level"]
+                      if fraction < level <= ceiling}, reverse=True)
+    short = "; ".join(f"at {level:g} " + " and ".join(
+        f"{label} {usable_trials(open_loop, label, level)}" for label in labels) for level in skipped)
+    return (f"the highest level below both servers' knees with the {need} usable trials a side the interval needs "
+            f"({short} usable: see the trials left out)")
 
 
 def rates_text(manifest: Manifest, fraction: float, labels: tuple[str, str]) -> str:

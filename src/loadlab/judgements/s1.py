@@ -152,7 +152,7 @@ def latency_p99(open_loop: pd.DataFrame, claim: Claim, labels: tuple[str, str], 
     """S1-p99 on an open-loop run at fractions of a closed-loop capacity: the trials' p99 at the highest fraction
     below both servers' knees (`open_loop.latency_fraction`), against the noise margin of that load itself (the
     two servers' own trials there: `margins.margins_from_replicates`), not the closed-loop A/A's."""
-    fraction, judged = open_loop_judging.judged_at(open_loop, labels, manifest)
+    fraction, judged = open_loop_judging.judged_at(open_loop, labels, manifest, FAMILY)
     margins = noise_margins.margins_from_replicates(open_loop, labels, fraction, ["latency_p99_s"], run_id,
                                                     "open loop, a connection per request")
     load = manifest.parameter("load")

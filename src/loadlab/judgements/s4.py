@@ -72,7 +72,7 @@ def latency(open_trials: pd.DataFrame, manifest: Manifest, run_id: str, claim: C
         return Verdict(LATENCY_CLAIM, NOT_TESTABLE, "the open loop measured " + (", ".join(sorted(present)) or "no server")
                        + ", not both of go and swoole (a server without a closed-loop capacity gets no rate)",
                        notebook, run_id, baseline="go", candidate="swoole")
-    fraction, judged = open_loop_judging.judged_at(open_trials, LABELS, manifest)
+    fraction, judged = open_loop_judging.judged_at(open_trials, LABELS, manifest, FAMILY)
     load = manifest.parameter("load")
     duration = manifest.parameter("durations").get("duration_s", "?")
     context = (f"{judged}, on {load.get('route', '?')}, at most "
