@@ -5,6 +5,7 @@ import math
 
 import pandas as pd
 import pytest
+from conftest import committed_run
 
 from loadlab import claims, judgements, rundir, study, tables
 from loadlab.judgements import evidence, rule, s1, s1_profiles, s2, s2_scheduler, s3, s4, s5
@@ -20,7 +21,7 @@ def processed(tmp_path_factory):
 
 
 def _run(experiment, processed):
-    run_dir = rundir.latest_run(experiment)
+    run_dir = committed_run(experiment)
     if run_dir is None:
         pytest.skip(f"no committed run of {experiment}")
     return run_dir.name, tables.load_run(run_dir, processed_root=processed)
@@ -81,7 +82,8 @@ def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(process
     for verdict in p99:
         if not verdict.trial_ids:
             continue
-        fraction = open_loop_judging.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate), open_loop["manifest"])
+        fraction = open_loop_judging.latency_fraction(open_loop["trials"], (verdict.baseline, verdict.candidate),
+                                                      open_loop["manifest"], s1.FAMILY)
         used = open_loop["trials"].set_index("trial").loc[[t for ids in verdict.trial_ids.values() for t in ids]]
         basis = "the slowest server's capacity" if open_loop["manifest"].parameters["load"].get(
             "capacity_basis") == "slowest" else "each server's own capacity"
