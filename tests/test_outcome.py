@@ -9,12 +9,13 @@ that worked (recorded "ok" by a harness older than the rule, or already
 import json
 
 import pytest
+from conftest import committed_manifests
 
 from loadlab import outcome, paths
 from loadlab.rundir import RunDirectory
 from loadlab.tables import process_run
 
-PINNING_RUNS = sorted((paths.RAW_DIR / "05-pinning-quick").glob("*/manifest.json"))
+PINNING_RUNS = committed_manifests("05-pinning-quick")
 
 
 def _trials_of(label_prefix: str):
@@ -130,7 +131,7 @@ def test_a_profiler_started_with_the_window_is_not_a_stall_but_silence_still_is(
     assert "no successful request" in outcome.stall_detail(silent, warmup, ["uprobes"])
 
 
-WORKER_POOL_RUNS = sorted((paths.RAW_DIR / "02-worker-pool-quick").glob("*/manifest.json"))
+WORKER_POOL_RUNS = committed_manifests("02-worker-pool-quick")
 
 
 @pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")
@@ -169,3 +170,16 @@ def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
     # wrk never counts a timed-out request among its requests: only non-2xx answers come off.
     closed = {"requests": 1_000, "errors_status": 10, "errors_timeout": 50, "errors_total": 60, "duration_s": 5.0}
     assert outcome.successful_requests(closed) == 990
+
+
+def test_a_stall_from_timeouts_says_the_queue_outgrew_the_clients_wait():
+    """Node at 10,000 connections (reference of 2026-11-29, trial of 01-runtime-overhead-quick): 5,874 answers in
+    5.2 s against 4,134 req/s in its warm-up, and wrk timed out 1,229 requests at its 2 s; the longest took 2.00 s."""
+    row = {"requests": 5874, "errors_status": 0, "errors_timeout": 1229, "duration_s": 5.2, "latency_max_s": 1.999905}
+    warmup = [{"second": s, "throughput_rps": 4134.0} for s in (1, 2, 3)]
+    detail = outcome.stall_detail(row, warmup)
+    assert detail.startswith("window throughput 1130 successful req/s fell below 50%")
+    assert "gave up on 1,229 requests at its timeout, the longest answer 2.00 s" in detail
+    assert "the server still answering" in detail
+    # Without timeouts the detail is the drop alone.
+    assert "gave up" not in outcome.stall_detail({**row, "errors_timeout": 0}, warmup)

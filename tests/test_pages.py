@@ -160,6 +160,21 @@ def test_reprs_and_runaway_precision_are_found_in_what_a_reader_sees(tmp_path):
     assert html_checks.significant_digits("0.001230") == 4 and html_checks.significant_digits("1,234.5") == 5
 
 
+def test_the_text_check_finds_what_a_cell_printed_to_stderr(tmp_path):
+    # As nbconvert's lab template exports a cell's warning (the 01 page of 2026-11-29 showed matplotlib's twice).
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<html><head><style>.jp-RenderedText[data-mime-type='application/vnd.jupyter.stderr'] {}</style></head><body>"
+        '<div class="jp-RenderedText jp-OutputArea-output" data-mime-type="application/vnd.jupyter.stderr" '
+        'tabindex="0"><pre>throughput.py:128: UserWarning: Attempt to set non-positive xlim on a log-scaled axis\n'
+        "  axes.set_xlim(0, 16000)</pre></div>"
+        '<div class="jp-RenderedText jp-OutputArea-output" data-mime-type="text/plain"><pre>fine</pre></div>'
+        "</body></html>")
+    findings = html_checks.check_page(page)
+    assert [f.kind for f in findings] == ["stderr"]
+    assert "UserWarning: Attempt to set non-positive xlim" in findings[0].text
+
+
 def test_the_browser_check_finds_console_errors_broken_images_and_a_dead_flame_graph(tmp_path):
     from loadlab.pages import browser
     from loadlab.profiles import flamegraph_svg
@@ -312,10 +327,12 @@ def test_the_detectable_effect_text_gives_quick_full_and_the_trials_a_target_nee
 
 
 def test_the_overload_reading_says_where_the_backlog_waited_from_the_reference_run(tmp_path):
-    from loadlab import rundir, tables
+    from conftest import committed_run
+
+    from loadlab import tables
     from loadlab.judgements import s2
 
-    run_dir = rundir.latest_run("02-worker-pool-quick")
+    run_dir = committed_run("02-worker-pool-quick")
     if run_dir is None:
         pytest.skip("no committed run of 02-worker-pool-quick")
     run = tables.load_run(run_dir, processed_root=tmp_path)  # never rewrite the committed tables
@@ -403,3 +420,11 @@ def test_a_figure_shown_by_its_page_carries_its_finding_and_what_it_plots_as_alt
                                                "connections. Plots throughput (req/s) against connections. Legend: go.")
     with pytest.raises(ValueError, match="alt text"):
         page.figure(Figure(), "blank")
+
+
+def test_a_run_the_scale_left_out_is_named_with_the_command_that_measures_it():
+    from loadlab import pages
+
+    text = pages.left_out_text("05-virtual-threads", "quick", "virtual threads inside `synchronized`")
+    assert text.startswith("**Not measured at the quick scale:** virtual threads inside `synchronized`.")
+    assert "No verdict reads it" in text and "`loadlab notebooks --scale full --only 05`" in text

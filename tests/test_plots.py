@@ -411,3 +411,22 @@ def test_a_legend_entry_keeps_its_own_line_break_and_wraps_each_line_alone():
     assert first == "first line" and len(rest) >= 2
     assert all(len(line) <= LEGEND_WRAP_CHARACTERS for line in rest)
     plt.close(figure)
+
+
+def test_a_log_axis_of_connections_held_takes_its_limits_from_the_positive_counts():
+    """A trial whose server held no connection at its level (0 held) has no place on a log axis: the limits come from
+    the positive counts, without matplotlib's warning (printed on the 01 page of 2026-11-29)."""
+    import warnings
+
+    import pandas as pd
+
+    from loadlab import plots
+
+    data = pd.DataFrame({"label": ["go"] * 4 + ["python"] * 2, "held": [8, 9, 1200, 1400, 0, 3],
+                         "memory_peak_mib": [10.0, 11.0, 90.0, 95.0, 20.0, 21.0]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        figure = plots.throughput_figure(data, x_column="held", y_column="memory_peak_mib", group_column="label",
+                                         ticks_at_levels=False)
+    low, high = figure.axes[0].get_xlim()
+    assert low == pytest.approx(3 / 1.6) and high == pytest.approx(1400 * 1.6)

@@ -93,5 +93,18 @@ def stall_detail(row: dict, warmup_timeline: list[dict] | None = None, profilers
         window_rps = successful / float(duration_s)
         if window_rps < STALL_FRACTION_OF_WARMUP * warmup_rps:
             return (f"window throughput {window_rps:.0f} successful req/s fell below {STALL_FRACTION_OF_WARMUP:.0%} "
-                    f"of the same server's steady warm-up ({warmup_rps:.0f} req/s)")
+                    f"of the same server's steady warm-up ({warmup_rps:.0f} req/s)" + _timeouts_text(row))
     return None
+
+
+def _timeouts_text(row: dict) -> str:
+    """What the loadgen's timeouts say of a stall: a server whose queue outgrew the client's wait (node at 10,000
+    connections, about 2.2 s of queue against wrk's 2 s) keeps working while the client gives up and reconnects,
+    which is not a server that stopped answering. Empty when nothing timed out."""
+    timeouts = _count(row.get("errors_timeout"))
+    if not timeouts:
+        return ""
+    longest = row.get("latency_max_s")
+    waited = f", the longest answer {float(longest):.2f} s" if longest is not None and longest == longest else ""
+    return (f"; the loadgen gave up on {timeouts:,} requests at its timeout{waited}: a queue longer than the client "
+            "waits, the server still answering")

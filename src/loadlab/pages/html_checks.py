@@ -22,6 +22,9 @@ MAX_SIGNIFICANT_DIGITS = 6
 REPR_MARKERS = ("{'", "('")
 # A decimal number standing alone (not part of a word, a version like 1.2.3 or a hash).
 _DECIMAL = re.compile(r"(?<![\w.])[-+]?(\d[\d,]*\.\d+)(?:[eE][-+]?\d+)?(?![\w.]|\.\d)")
+# An output a cell wrote to stderr, as nbconvert's "lab" template exports it (its stylesheet names the type too).
+_STDERR_OUTPUT = re.compile(r'<div class="[^"]*jp-RenderedText[^"]*" data-mime-type="application/vnd\.jupyter\.stderr"'
+                            r'[^>]*>(.*?)</div>', re.DOTALL)
 # Classes of nbconvert's "lab" template that hold a code cell's source.
 _CODE_CLASSES = {"jp-InputArea", "jp-InputArea-editor", "jp-CodeMirrorEditor", "highlight"}
 _SKIPPED_TAGS = {"script", "style", "head", "title"}
@@ -31,7 +34,7 @@ _VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link"
 @dataclass
 class Finding:
     page: str
-    kind: str  # "repr" or "precision"
+    kind: str  # "repr", "precision", "alt text" or "stderr"
     text: str  # the offending text with some context
 
     def __str__(self) -> str:
@@ -97,14 +100,17 @@ def missing_alt_texts(page_html: str) -> list[str]:
 
 
 def check_page(path: Path) -> list[Finding]:
-    """Every repr and every over-precise decimal in the visible text of one exported page, and every image
-    without an alt text that says what it shows."""
+    """Every repr and every over-precise decimal in the visible text of one exported page, every image without an
+    alt text that says what it shows, and every output a cell wrote to stderr."""
     page_html = Path(path).read_text(encoding="utf-8")
     text = visible_text(page_html)
     findings = [Finding(Path(path).name, "alt text", alt) for alt in missing_alt_texts(page_html)]
     for marker in REPR_MARKERS:
         for match in re.finditer(re.escape(marker), text):
             findings.append(Finding(Path(path).name, "repr", text[max(0, match.start() - 40): match.end() + 40]))
+    # A warning or traceback a cell printed is shown to the reader in red: it is the code's to fix, not the page's.
+    for match in _STDERR_OUTPUT.finditer(page_html):
+        findings.append(Finding(Path(path).name, "stderr", " ".join(visible_text(match.group(1)).split())[:200]))
     for match in _DECIMAL.finditer(text):
         if significant_digits(match.group(0)) > MAX_SIGNIFICANT_DIGITS:
             findings.append(Finding(Path(path).name, "precision", text[max(0, match.start() - 40): match.end() + 20]))

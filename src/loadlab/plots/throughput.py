@@ -125,7 +125,11 @@ def _several_levels_figure(frame, servers, group_column, x_column, confidence, r
         handles.append(Line2D([], [], color=REFERENCE_COLOUR, linestyle=":", linewidth=1.4, label=reference.label))
     if log_x:
         axes.set_xscale("log")
-        axes.set_xlim(levels.min() / 1.6, levels.max() * 1.6)
+        # A log axis has no place for 0 (a trial whose server held no connection at its level): the limits are the
+        # positive levels', which matplotlib would otherwise refuse with a warning printed on the page.
+        positive = levels[levels > 0]
+        if len(positive):
+            axes.set_xlim(positive.min() / 1.6, positive.max() * 1.6)
     else:
         margin = 0.08 * (levels.max() - levels.min())
         axes.set_xlim(levels.min() - margin, levels.max() + margin)
