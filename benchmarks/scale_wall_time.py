@@ -17,6 +17,7 @@ study) are listed at their quick size and not projected.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 import statistics
 from pathlib import Path
 
@@ -77,14 +78,16 @@ def planned_quick(capacities: dict[str, float] | None = None) -> dict[str, Exper
                    plans.scheduler_calls(s, 1000, plans.scheduler_call_rates(s, 100.0)), plans.json_api(s),
                    plans.io_coroutines(s), plans.io_coroutines_latency(s, capacities), plans.virtual_threads(s),
                    plans.pinning(s), plans.cpu_profiles(s), plans.profiler_overhead(s)]
-    return {experiment.name.removesuffix("-quick"): experiment for experiment in experiments}
+    return {experiment.name.removesuffix("-quick"): experiment for experiment in experiments
+            if plans.measured_at(s, experiment.name.removesuffix("-quick"))}
 
 
 def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
-    """Seconds: each scheduled trial's window and minimum warm-up, plus `around_window_s` (what a committed trial of
-    the same kind spent around them: start-up, verify, warm-up past its minimum, the tail, teardown)."""
+    """Seconds: each scheduled trial's window and longest warm-up (the committed runs' warm-ups ran to it: the steady
+    rule stops a JIT's early at times, never the others'), plus `around_window_s` (what a committed trial of the same
+    kind spent around them: start-up, verify, the tail, teardown)."""
     conditions = {c["condition"]: c["config"] for c in experiment.conditions()}
-    return sum(conditions[row["condition"]].duration_s + conditions[row["condition"]].warmup_s + around_window_s
+    return sum(conditions[row["condition"]].duration_s + conditions[row["condition"]].warmup_max_s + around_window_s
                for row in experiment.schedule())
 
 
@@ -102,7 +105,10 @@ def main() -> None:
         floor_s = sum(r["config"]["duration_s"] + r["config"]["warmup_s"] for r in records)
         per_trial_s = [r["ended_unix_s"] - r["started_unix_s"] for r in records]
         config = records[0]["config"]
-        around_window_s = statistics.median(per_trial_s) - config["duration_s"] - config["warmup_s"]
+        # Around the window and its warm-up (the warm-up's length is the plan's; phases_s has what it took).
+        around_window_s = statistics.median(
+            (r["ended_unix_s"] - r["started_unix_s"]) - config["duration_s"]
+            - (r.get("phases_s") or {}).get("warm_up", r["config"]["warmup_s"]) for r in records)
         around[name] = around_window_s
         full = _full_plan(name, Experiment.from_record(manifest["parameters"]))
         full_trials = len(full.schedule()) if full is not None else None
@@ -121,7 +127,7 @@ def main() -> None:
     print(f"{'trials, in all':28s} {int(total(1)):12d} {_minutes(total(2)):>10s} {_minutes(total(3)):>26s} "
           f"{int(total(4)):12d} {_minutes(total(5)):>16s}")
     print()
-    print("Today's plans at quick (projected: each trial's window and minimum warm-up, plus what a committed trial")
+    print("Today's plans at quick (projected: each trial's window and longest warm-up, plus what a committed trial")
     print("of the same experiment spent around them; runs without trials are not in it):")
     print(f"{'experiment':32s} {'trials':>7s} {'shown':>6s} {'min (est.)':>11s}")
     all_trials = all_shown = all_s = 0
@@ -134,6 +140,22 @@ def main() -> None:
         all_trials, all_shown, all_s = all_trials + len(schedule), all_shown + shown_count, all_s + seconds
         print(f"{name:32s} {len(schedule):7d} {shown_count:6d} {_minutes(seconds):>11s}")
     print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s}")
+    tables_s = {name: _run_span_s(run_dir) for name, run_dir in quick_runs().items() if not _trial_records(run_dir)}
+    kept_s = sum(span for name, span in tables_s.items() if plans.measured_at("quick", name))
+    left_out = sorted(name for name in tables_s if not plans.measured_at("quick", name))
+    print(f"runs without trials, as committed: {_minutes(sum(tables_s.values()))} min; today's quick keeps "
+          f"{_minutes(kept_s)} min of them (leaves out {', '.join(left_out) or 'none'})")
+    print(f"measuring at quick, today's plans: about {_minutes(all_s + kept_s)} min, before images and set-up")
+
+
+def _run_span_s(run_dir: Path) -> float:
+    """Seconds from a run's manifest's creation to its last update: what a run without trials took."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    created, updated = manifest.get("created_utc"), manifest.get("updated_utc")
+    if not created or not updated:
+        return 0.0
+    return (datetime.fromisoformat(updated.replace("Z", "+00:00"))
+            - datetime.fromisoformat(created.replace("Z", "+00:00"))).total_seconds()
 
 
 def _minutes(seconds: float | None) -> str:

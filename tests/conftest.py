@@ -10,7 +10,9 @@ import os
 
 import pytest
 
-from loadlab import servers
+from pathlib import Path
+
+from loadlab import rundir, servers
 from loadlab.errors import BuildInputUnavailable, DockerUnavailableError
 from loadlab.harness import engine, images
 
@@ -58,6 +60,23 @@ def loadgen_image(docker_client):
 
 def fixture_path(*parts: str) -> str:
     return os.path.join(FIXTURES, *parts)
+
+
+# The last quick runs of what the quick scale no longer measures (plans.LEFT_OUT_AT_QUICK), as the reference sitting
+# of 2026-11-29 (`make reproduce`, quick) recorded them; of 05-virtual-threads one trial (its JFR recording) of 12.
+# The tests that read a real run of them read these when data/raw holds none (fixtures/extension-runs/README.md).
+EXTENSION_RUNS = Path(FIXTURES) / "extension-runs"
+
+
+def committed_run(experiment: str) -> Path | None:
+    """The newest complete run of `experiment` in data/raw, else the one captured under fixtures/extension-runs."""
+    return rundir.latest_run(experiment) or rundir.latest_run(experiment, EXTENSION_RUNS)
+
+
+def committed_manifests(experiment: str) -> list[Path]:
+    """[the manifest of `committed_run(experiment)`], or [] when there is none."""
+    run = committed_run(experiment)
+    return [run / "manifest.json"] if run is not None else []
 
 
 def pytest_collection_modifyitems(config, items):

@@ -271,11 +271,11 @@ def test_the_quick_plans_give_the_jvms_their_jit_allowance_and_no_one_else():
 
     warm_ups = {c["label"]: c["config"].warmup_max_s for c in plans.runtime_overhead("quick").conditions()}
     # Node's V8 compiles while it serves (loadlab.yaml: compiles_at_run_time); BEAM's JIT compiles when a module loads.
-    assert warm_ups == {"go": 4, "java-platform": 12, "java-virtual": 12, "rust": 4, "swoole": 4, "python": 4,
-                        "node": 12, "erlang": 4}
+    assert warm_ups == {"go": 2, "java-platform": 12, "java-virtual": 12, "rust": 2, "swoole": 2, "python": 2,
+                        "node": 12, "erlang": 2}
     open_loop = plans.runtime_overhead_latency("quick", {"go": 4000.0, "java-platform": 1500.0, "rust": 3000.0})
-    assert {c["label"]: c["config"].warmup_s for c in open_loop.conditions()} == {"go": 4, "java-platform": 12,
-                                                                                 "rust": 4}
+    assert {c["label"]: c["config"].warmup_s for c in open_loop.conditions()} == {"go": 2, "java-platform": 12,
+                                                                                 "rust": 2}
 
 
 def test_a_plan_change_in_warm_up_is_named_per_server_as_its_trials_get_it():
@@ -289,7 +289,7 @@ def test_a_plan_change_in_warm_up_is_named_per_server_as_its_trials_get_it():
     plan = plans.runtime_overhead("quick")
     earlier = dataclasses.replace(plan, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
     changes = study.plan_differences(plan, Manifest("run-1", plan.name, "complete", parameters=earlier.to_dict()))
-    assert changes == [f"server {label}: warm-up 2-12 s -> 2-4 s" for label in ("go", "rust", "swoole", "python", "erlang")]
+    assert changes == [f"server {label}: warm-up 2-12 s -> 2 s" for label in ("go", "rust", "swoole", "python", "erlang")]
     pinning = plans.pinning("quick")
     earlier = dataclasses.replace(pinning, durations=Durations(warmup_s=2, warmup_max_s=12, duration_s=5))
     assert study.plan_differences(pinning, Manifest("run-1", pinning.name, "complete",

@@ -325,3 +325,26 @@ def test_parked_goroutines_park_once_and_the_uprobe_counts_each_park(docker_clie
     assert rates.loc["runtime.gopark", "spawn_second_calls"] >= 50
     assert rates.loc["runtime.gopark", "parked_calls_per_s"] < 50
     assert rates.loc["runtime.mcall", "spawn_second_calls"] >= 50
+
+
+def test_s2_feasibility_is_judged_on_s2s_own_program_with_what_one_core_completed():
+    """S2-feasibility on the captured in-process lines: the arithmetic on S2's numbers, and what the program completed
+    here (its calibrated CPU per request from its own first line)."""
+    from loadlab.judgements import s2_inprocess
+    from loadlab.judgements.rule import IMPOSSIBLE
+
+    frames = []
+    for process, design in enumerate(("spawn", "pool")):
+        frame = microbench.tidy(microbench.parse_output(fixture_text(S2_FIXTURES[design])))
+        frames.append(frame.assign(process=process, oom_killed=False))
+    lines = pd.concat(frames, ignore_index=True)
+    parameters = {"rate_rps": 200.0, "duration_s": 3.0, "cpu_ms": 10.0}
+    verdict = s2_inprocess.feasibility(lines, "02-worker-pool-vs-unbounded", "run-x", parameters)
+    table = s2_inprocess.processes(lines, 3.0)
+    assert verdict.claim_id == "S2-feasibility" and verdict.verdict == IMPOSSIBLE
+    assert verdict.measured["max_served_rps"] == pytest.approx(table["throughput_rps"].max())
+    assert verdict.measured["served_rps_pool12"] > verdict.measured["served_rps_unbounded"]
+    # 200 req/s of 10 ms on one core: the pool completes about the core's 100 a second, never the rate offered.
+    assert 50 < verdict.measured["served_rps_pool12"] < 110
+    assert verdict.measured["cpu_ms_per_request"] == pytest.approx(10.0, rel=0.01)
+    assert "at most 400 req/s" in verdict.explanation and "of the 200 offered" in verdict.explanation

@@ -3,13 +3,14 @@
 import json
 
 import pytest
+from conftest import committed_manifests
 
 from loadlab import paths
 from loadlab.loadgen import vegeta
 from loadlab.tables import TABLES, process_run
 
-WORKER_POOL_RUNS = sorted((paths.RAW_DIR / "02-worker-pool-quick").glob("*/manifest.json"))
-VIRTUAL_THREAD_RUNS = sorted((paths.RAW_DIR / "05-virtual-threads-quick").glob("*/manifest.json"))
+WORKER_POOL_RUNS = committed_manifests("02-worker-pool-quick")
+VIRTUAL_THREAD_RUNS = committed_manifests("05-virtual-threads-quick")
 
 
 @pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw")

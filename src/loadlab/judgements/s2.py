@@ -333,11 +333,17 @@ def feasibility(trials: pd.DataFrame, notebook: str, run_id: str) -> Verdict:
     measured = {"max_served_rps": served, "server_cpu_busy_max": busy}
     if cpu_per_request_s == cpu_per_request_s:
         measured["cpu_ms_per_request"] = 1000 * cpu_per_request_s
+    return feasibility_verdict(here, measured, notebook, run_id)
+
+
+def feasibility_verdict(here: str, measured: dict, notebook: str, run_id: str, context: str | None = None) -> Verdict:
+    """S2-feasibility: S2's own numbers, which make its claim impossible, and `here`, what one core here did."""
     return Verdict(
         "S2-feasibility", IMPOSSIBLE,
         f"{SOURCE_OFFERED_RPS:,} req/s x {SOURCE_CPU_S * 1e3:g} ms of CPU = {SOURCE_OFFERED_RPS * SOURCE_CPU_S:g} "
         f"CPU-seconds of work per second, but {SOURCE_CORES} cores give {SOURCE_CORES} CPU-seconds per second: "
-        f"at most {SOURCE_CORES / SOURCE_CPU_S:,.0f} req/s. {here}", notebook, run_id, measured=measured)
+        f"at most {SOURCE_CORES / SOURCE_CPU_S:,.0f} req/s. {here}", notebook, run_id, context=context,
+        measured=measured)
 
 
 def window_gc_events(gc_events: pd.DataFrame, trials: pd.DataFrame, level) -> pd.DataFrame:

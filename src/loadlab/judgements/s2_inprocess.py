@@ -19,7 +19,8 @@ from loadlab.judgements import evidence as evidence_policy
 from loadlab.judgements._common import judge_claimed_ratio, margin_source
 from loadlab.units import MIB
 from loadlab.judgements.rule import CONTRADICTED, HOLDS, INCONCLUSIVE, NOT_REPRODUCED, judge_ratio
-from loadlab.judgements.s2 import FAMILY, GC_MARK_CLAIMED_RATIO, KEYS, POOL_WORKERS, SOURCE_SECONDS_TO_OOM
+from loadlab.judgements.s2 import (FAMILY, GC_MARK_CLAIMED_RATIO, KEYS, POOL_WORKERS, SOURCE_SECONDS_TO_OOM,
+                                   feasibility_verdict)
 from loadlab.judgements.verdicts import Verdict, ratio_verdict
 
 DESIGN_LABELS = {"spawn": "unbounded", "pool": "pool12"}  # claims.yaml's sides
@@ -95,6 +96,28 @@ def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, f
     out.append(goroutines(table, notebook, run_id, context))
     out.append(out_of_memory(table, limit_mib, notebook, run_id, context))
     return out
+
+
+def feasibility(frame: pd.DataFrame, notebook: str, run_id: str, parameters: dict) -> Verdict:
+    """S2-feasibility by arithmetic, with what S2's own program did on one core here: the most requests a process
+    completed a second over the offered window, and the CPU each request was given (the program's calibration:
+    loop rounds per request over rounds per ms)."""
+    table = processes(frame, float(parameters["duration_s"]))
+    served = table.groupby("label")["throughput_rps"].max()
+    calibrated = frame[frame["event"] == "calibrated"] if "event" in frame else frame.iloc[0:0]
+    cpu_ms = (pd.to_numeric(calibrated["rounds_per_request"]) / pd.to_numeric(calibrated["rounds_per_ms"])).median() \
+        if len(calibrated) else float(parameters.get("cpu_ms", float("nan")))
+    best = float(served.max()) if len(served) else float("nan")
+    here = (f"Here S2's own program, on one core, completed at most {best:,.1f} req/s of the "
+            f"{float(parameters.get('rate_rps', float('nan'))):,.0f} offered ("
+            + ", ".join(f"{label} {served.get(label, float('nan')):,.1f}" for label in LABELS)
+            + f"), each request {cpu_ms:.3g} ms of CPU as the program calibrated it: one core finishes at most "
+            f"{1000 / cpu_ms:,.0f} such requests a second")
+    measured = {"max_served_rps": best, "cpu_ms_per_request": float(cpu_ms),
+                **{f"served_rps_{label}": float(value) for label, value in served.items()}}
+    context = (f"S2 in-process (microbench-programs/s2inprocess), {len(table)} fresh processes pinned to one core, "
+               f"{float(parameters.get('duration_s', float('nan'))):g} s each")
+    return feasibility_verdict(here, measured, notebook, run_id, context=context)
 
 
 def _gc_mark(table, margins, notebook, run_id, context) -> Verdict:

@@ -26,7 +26,8 @@ from .atlas import panels as atlas_panels
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
 from .threats import threats_html, threats_rows
 from .verdict_matrix import VERDICT_COLOURS, matrix_html, matrix_rows, verdict_badge
-from .claim_table import claim_anchor, claim_rows, claim_table_html, source_claims_table, verdict_list, verdict_runs, verdict_sources
+from .claim_table import (claim_anchor, claim_rows, claim_table_html, left_out_text, source_claims_table, verdict_list,
+                          verdict_runs, verdict_sources)
 from .noise import (
     detectable_effect_text,
     isolation_reading,
@@ -68,6 +69,7 @@ __all__ = [
     "machines_text",
     "claim_rows",
     "claim_table_html",
+    "left_out_text",
     "format_mapping",
     "format_number",
     "noise_band_columns",

@@ -111,6 +111,15 @@ def reproduce_commands(notebook: str, scale: str | None) -> list[str]:
     ]
 
 
+def left_out_text(notebook: str, scale: str, what: str) -> str:
+    """The line a page shows where its scale leaves a run out (`plans.measured_at`): `what` the run measures, that no
+    verdict reads it, and the command that measures it."""
+    number = notebook.split("-", 1)[0]
+    return (f"**Not measured at the {scale} scale:** {what}. No verdict reads it, and the {scale} scale (the README's "
+            f"main command) leaves it out to keep within its time budget; `loadlab notebooks --scale full --only "
+            f"{number}` measures it.")
+
+
 def data_links(run_id: str | None, page_dir: Path, notebook: str | None = None) -> list[tuple[str, str]]:
     """[(name, relative href)], every one inside reports/ so that it holds when the folder is hosted alone: the
     run's row in the open dataset (pages.dataset), and the verdict record of `notebook` when it has one."""

@@ -419,7 +419,7 @@ class ProvenanceBlock:
         """
         from IPython.display import HTML, display
 
-        runs = list(runs)
+        runs = [run for run in runs if run is not None]  # a run the scale left out (plans.measured_at)
         block = HTML(provenance_html(self.notebook, self.scale, self.run_id, runs, sources, self.started_utc))
         display(block, display_id=self.display_id, update=True)
         write_json_atomic(paths.REPORTS_DIR / RECORD_DIR / f"{self.notebook}.json", {

@@ -117,7 +117,7 @@ MEASURED_BY: dict[tuple[str, str], str] = {
     ("S1", "load"): "01's keep-alive extension (connections held for the window)",
     ("S1", "cores and placement"): "00's capacity on a whole core",
     ("S1", "profilers attached"): "06's profiler overhead (each profiler on and off)",
-    ("S2", "in-process or over HTTP"): "02 judges the in-process program and shows the HTTP run beside it",
+    ("S2", "in-process or over HTTP"): "02 judges the in-process program; the HTTP run (full scale) is its extension",
     ("S2", "profilers attached"): "06's profiler overhead (uprobes)",
     ("S5", "runtime versions"): "05 runs JDK 21 and JDK 25",
 }
