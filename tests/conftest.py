@@ -73,6 +73,20 @@ def committed_run(experiment: str) -> Path | None:
     return rundir.latest_run(experiment) or rundir.latest_run(experiment, EXTENSION_RUNS)
 
 
+def committed_study(plan):
+    """`study.measure_or_load(plan, run_id="latest")` on data/raw, or on the run captured under fixtures/extension-runs
+    when data/raw has none (its tables built in a temporary folder, never beside the reference's)."""
+    import tempfile
+
+    from loadlab import study
+
+    if rundir.latest_run(plan.name) is None and rundir.latest_run(plan.name, EXTENSION_RUNS) is not None:
+        return study.measure_or_load(plan, run_id="latest", raw_dir=EXTENSION_RUNS,
+                                     processed_root=Path(tempfile.mkdtemp(prefix="loadlab-fixture-tables-")),
+                                     log=lambda line: None)
+    return study.measure_or_load(plan, run_id="latest")
+
+
 def committed_manifests(experiment: str) -> list[Path]:
     """[the manifest of `committed_run(experiment)`], or [] when there is none."""
     run = committed_run(experiment)

@@ -90,8 +90,10 @@ SERVER_CLOSES_CASE = textwrap.dedent("""
     from loadlab import hostfacts
     listener = socket.socket(); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 18555)); listener.listen()
-    for _ in range(6):  # the server closes first (a connection per request): its end waits in TIME-WAIT, on its port
-        client = socket.create_connection(("127.0.0.1", 18555)); server, _ = listener.accept()
+    for i in range(6):  # the server closes first (a connection per request): its end waits in TIME-WAIT, on its port
+        # Each client port in turn: left to the kernel, it may pick one port six times and leave one socket.
+        client = socket.socket(); client.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        client.bind(("127.0.0.1", 40000 + i % 4)); client.connect(("127.0.0.1", 18555)); server, _ = listener.accept()
         server.close(); time.sleep(0.05); client.close(); time.sleep(0.05)
     seen = hostfacts.wait_for_local_ports(max_wait_s=1.0, poll_s=0.2)
     print(seen["time_wait_sockets_before"], seen["time_wait_local_ports_before"], seen["waited_for_local_ports_s"] < 0.5)
