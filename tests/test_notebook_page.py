@@ -120,3 +120,19 @@ def test_the_verdict_list_names_the_pair_when_there_is_one():
     assert pages.verdict_list(verdicts).splitlines() == ["- **S3-cpu** (rust / go): **holds.** x.",
                                                         "- **S1-flame-go**: **inconclusive.** y."]
 
+
+
+def test_02_re_analysed_names_the_plan_its_run_measured_not_a_placeholder():
+    """02 calibrates its CPU rounds only when it measures; re-analysed, it reads them off the run, so the plan it loads
+    is the one the run measured and the page does not call the run 'measured under an earlier plan'."""
+    name = plans.scheduler_calls("quick", 1, [1.0]).name
+    manifest = study.recorded_manifest(name, "latest")
+    if manifest is None:
+        pytest.skip(f"no committed run of {name}")
+    rounds = plans.s2_cpu_rounds(manifest)
+    assert rounds is not None and rounds > 1_000  # millions of rounds make 10 ms here
+    recorded = manifest.parameters["load"]
+    plan = plans.scheduler_calls("quick", rounds, list(recorded["rate_rps"]))
+    assert plan.load.route == recorded["route"]
+    assert study.plan_differences(plan, manifest) == []
+    assert study.recorded_manifest("no-such-experiment-quick", "latest") is None

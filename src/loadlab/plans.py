@@ -18,6 +18,7 @@ never change the experiment it returns.
 from __future__ import annotations
 
 import dataclasses
+from urllib.parse import parse_qs, urlsplit
 from dataclasses import dataclass
 
 from loadlab.config import SCALE_NAMES  # the scales' names are config's; plans.SCALE_NAMES stays readable
@@ -358,6 +359,14 @@ def scheduler_call_rates(scale_name: str, capacity_rps: float) -> list[float]:
 def _s2_load(cpu_rounds: int, rates_rps: list[float]) -> Load:
     return Load(mode="open", route=f"/mixed?cpu={cpu_rounds}&io=5", connections=[1], rate_rps=rates_rps,
                 request_timeout_s=10)
+
+
+def s2_cpu_rounds(manifest) -> int | None:
+    """The CPU rounds a run of 02 was planned with (its /mixed route's `cpu`), so that re-analysis names the plan the
+    run measured; None when its route names none."""
+    route = (manifest.parameter("load") or {}).get("route", "")
+    values = parse_qs(urlsplit(route).query).get("cpu")
+    return int(values[0]) if values else None
 
 
 def worker_pool(scale_name: str, cpu_rounds: int, rates_rps: list[float]) -> Experiment:

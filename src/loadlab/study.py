@@ -252,6 +252,13 @@ def measure_or_load(experiment: Experiment, run_id: str | None = None, progress:
     return Study(recorded, manifest.run_id, Path(run_dir), tables, manifest.missing_servers, plan_changes)
 
 
+def recorded_manifest(name: str, run_id: str, raw_dir: Path = paths.RAW_DIR) -> Manifest | None:
+    """The manifest of the run `measure_or_load` reads for experiment `name` and `run_id` ("latest" or a run id);
+    None when there is no such run."""
+    run_dir = rundir.latest_run(name, raw_dir) if run_id == "latest" else rundir.find_run(run_id, raw_dir)
+    return rundir.RunDirectory(run_dir).read_manifest() if run_dir is not None else None
+
+
 def measure_or_load_frame(name: str, measure, run_id: str | None = None, raw_dir: Path = paths.RAW_DIR,
                           parameters: dict | None = None) -> tuple[pd.DataFrame, str]:
     """For measurements that are one table (the microbenchmarks): measure and keep, or reuse.
