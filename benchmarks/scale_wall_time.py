@@ -17,8 +17,8 @@ study) are listed at their quick size and not projected.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 import statistics
+from datetime import datetime
 from pathlib import Path
 
 from loadlab import paths, plans, rundir
@@ -94,16 +94,17 @@ def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
 def main() -> None:
     around = {}
     rows = []
+    tables_s = {}  # runs without trials: what each took
     for name, run_dir in quick_runs().items():
         records = _trial_records(run_dir)
         manifest = json.loads((run_dir / "manifest.json").read_text())
         if not records:
             rows.append((name, 0, None, None, None, None))
+            tables_s[name] = _run_span_s(manifest)
             continue
         span_s = max(r["ended_unix_s"] for r in records) - min(r["started_unix_s"] for r in records)
         # What no harness can save: each trial's window and its minimum warm-up.
         floor_s = sum(r["config"]["duration_s"] + r["config"]["warmup_s"] for r in records)
-        per_trial_s = [r["ended_unix_s"] - r["started_unix_s"] for r in records]
         config = records[0]["config"]
         # Around the window and its warm-up (the warm-up's length is the plan's; phases_s has what it took).
         around_window_s = statistics.median(
@@ -140,7 +141,6 @@ def main() -> None:
         all_trials, all_shown, all_s = all_trials + len(schedule), all_shown + shown_count, all_s + seconds
         print(f"{name:32s} {len(schedule):7d} {shown_count:6d} {_minutes(seconds):>11s}")
     print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s}")
-    tables_s = {name: _run_span_s(run_dir) for name, run_dir in quick_runs().items() if not _trial_records(run_dir)}
     kept_s = sum(span for name, span in tables_s.items() if plans.measured_at("quick", name))
     left_out = sorted(name for name in tables_s if not plans.measured_at("quick", name))
     print(f"runs without trials, as committed: {_minutes(sum(tables_s.values()))} min; today's quick keeps "
@@ -148,9 +148,8 @@ def main() -> None:
     print(f"measuring at quick, today's plans: about {_minutes(all_s + kept_s)} min, before images and set-up")
 
 
-def _run_span_s(run_dir: Path) -> float:
+def _run_span_s(manifest: dict) -> float:
     """Seconds from a run's manifest's creation to its last update: what a run without trials took."""
-    manifest = json.loads((run_dir / "manifest.json").read_text())
     created, updated = manifest.get("created_utc"), manifest.get("updated_utc")
     if not created or not updated:
         return 0.0

@@ -87,6 +87,11 @@ def committed_study(plan):
     return study.measure_or_load(plan, run_id="latest")
 
 
+def no_committed_run(experiment: str) -> str:
+    """The skip reason of a test that needs `committed_run(experiment)` and has none."""
+    return f"no run of {experiment} in data/raw or tests/fixtures/extension-runs"
+
+
 def committed_manifests(experiment: str) -> list[Path]:
     """[the manifest of `committed_run(experiment)`], or [] when there is none."""
     run = committed_run(experiment)

@@ -9,7 +9,7 @@ that worked (recorded "ok" by a harness older than the rule, or already
 import json
 
 import pytest
-from conftest import committed_manifests
+from conftest import committed_manifests, no_committed_run
 
 from loadlab import outcome, paths
 from loadlab.rundir import RunDirectory
@@ -29,7 +29,7 @@ def _trials_of(label_prefix: str):
                json.loads(timeline.read_text()) if timeline.exists() else None)
 
 
-@pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not PINNING_RUNS, reason=no_committed_run("05-pinning-quick"))
 def test_a_server_that_answered_nothing_stalled_and_a_working_one_did_not():
     pinned = list(_trials_of("java-virtual-jdk21-pinned"))
     working = list(_trials_of("java-virtual-jdk25-pinned"))
@@ -66,7 +66,7 @@ def test_a_window_far_below_its_own_warm_up_stalled_and_one_near_it_did_not():
 OPEN_LOOP_RUNS = sorted((paths.RAW_DIR / "01-open-loop-latency-quick").glob("*/manifest.json"))
 
 
-@pytest.mark.skipif(not OPEN_LOOP_RUNS, reason="no committed 01-open-loop-latency-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not OPEN_LOOP_RUNS, reason="no committed 01-open-loop-latency-quick run in data/raw")
 def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
     # A real open-loop trial and the per-second answers of its warm-up as the harness keeps them.
     run = RunDirectory(OPEN_LOOP_RUNS[-1].parent)
@@ -90,7 +90,7 @@ def test_an_overloaded_open_loop_window_is_a_measurement_not_a_stall():
     assert "no successful request" in outcome.stall_detail({**result, "errors_total": result["requests"]}, timeline)
 
 
-@pytest.mark.skipif(not PINNING_RUNS, reason="no committed 05-pinning-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not PINNING_RUNS, reason=no_committed_run("05-pinning-quick"))
 def test_processing_a_recorded_run_applies_the_rule_and_keeps_what_the_trial_recorded(tmp_path):
     trials = process_run(PINNING_RUNS[-1].parent, processed_root=tmp_path)["trials"]
     jdk21 = trials[trials["label"] == "java-virtual-jdk21-pinned"]
@@ -134,7 +134,7 @@ def test_a_profiler_started_with_the_window_is_not_a_stall_but_silence_still_is(
 WORKER_POOL_RUNS = committed_manifests("02-worker-pool-quick")
 
 
-@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason=no_committed_run("02-worker-pool-quick"))
 def test_an_open_loop_window_counts_only_the_answers_vegeta_got_back():
     # vegeta counts every request it sent; at 5x overload most of them time out. Only the 2xx/3xx rows of the
     # trial's own per-request results are successes (a timed-out request is not work done for the client).

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import committed_manifests
+from conftest import committed_manifests, no_committed_run
 
 from loadlab import paths
 from loadlab.loadgen import vegeta
@@ -13,7 +13,7 @@ WORKER_POOL_RUNS = committed_manifests("02-worker-pool-quick")
 VIRTUAL_THREAD_RUNS = committed_manifests("05-virtual-threads-quick")
 
 
-@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason=no_committed_run("02-worker-pool-quick"))
 def test_go_pauses_come_from_runtime_metrics_and_agree_with_gctrace(tmp_path):
     tables = process_run(WORKER_POOL_RUNS[-1].parent, processed_root=tmp_path)
     assert set(TABLES) <= set(tables)
@@ -36,7 +36,7 @@ def test_go_pauses_come_from_runtime_metrics_and_agree_with_gctrace(tmp_path):
     assert sum(pause_count[trial] == 2 * cycle_count[trial] for trial in both) > len(both) / 2
 
 
-@pytest.mark.skipif(not VIRTUAL_THREAD_RUNS, reason="no committed 05-virtual-threads-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not VIRTUAL_THREAD_RUNS, reason=no_committed_run("05-virtual-threads-quick"))
 def test_jfr_pauses_sum_to_their_collections(tmp_path):
     tables = process_run(VIRTUAL_THREAD_RUNS[-1].parent, processed_root=tmp_path)
     pauses, cycles = tables["gc_pauses"], tables["gc_events"]
@@ -48,7 +48,7 @@ def test_jfr_pauses_sum_to_their_collections(tmp_path):
     assert per_cycle[common].to_numpy() == pytest.approx(recorded[common].to_numpy(), rel=1e-6, abs=1e-9)
 
 
-@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason=no_committed_run("02-worker-pool-quick"))
 def test_open_loop_percentiles_are_read_off_the_histogram_with_the_one_definition(tmp_path):
     run = WORKER_POOL_RUNS[-1].parent
     tables = process_run(run, processed_root=tmp_path)
@@ -64,7 +64,7 @@ def test_open_loop_percentiles_are_read_off_the_histogram_with_the_one_definitio
         assert spectrum[99.0] == trials.loc[trial, "latency_p99_s"] and spectrum.is_monotonic_increasing
 
 
-@pytest.mark.skipif(not WORKER_POOL_RUNS, reason="no committed 02-worker-pool-quick run in data/raw or tests/fixtures/extension-runs")
+@pytest.mark.skipif(not WORKER_POOL_RUNS, reason=no_committed_run("02-worker-pool-quick"))
 def test_go_scheduler_series_read_the_same_gzip_or_plain(tmp_path):
     import gzip
     import shutil

@@ -67,15 +67,20 @@ def usable_trials(open_loop: pd.DataFrame, label: str, level: float) -> int:
     return len(evidence_policy.evidence_rows(at))
 
 
+def _levels_down_from(open_loop: pd.DataFrame, labels: tuple[str, str], ceiling: float) -> list[float]:
+    """The levels `labels` were measured at, `ceiling` and below, highest first."""
+    levels = open_loop.loc[open_loop["label"].isin(labels), "level"]
+    return sorted({float(level) for level in levels if level <= ceiling}, reverse=True)
+
+
 def judged_level(open_loop: pd.DataFrame, labels: tuple[str, str], below: list[float | None], need: int = 0) -> float:
     """The highest level below both knees at which each server has `need` usable trials (the fewest its family's
     interval needs: a level without them gives no interval, whatever the servers did there); with no such level,
     the highest below both knees. Where a server was past its knee at every level, the lowest level."""
-    levels = open_loop.loc[open_loop["label"].isin(labels), "level"]
     if not all(level is not None for level in below):
-        return float(min(levels))
+        return float(min(open_loop.loc[open_loop["label"].isin(labels), "level"]))
     ceiling = float(min(below))
-    for level in sorted({float(level) for level in levels if level <= ceiling}, reverse=True):
+    for level in _levels_down_from(open_loop, labels, ceiling):
         if all(usable_trials(open_loop, label, level) >= need for label in labels):
             return level
     return ceiling
@@ -100,8 +105,9 @@ def judged_at(open_loop: pd.DataFrame, labels: tuple[str, str], manifest: Manife
     need = trials_needed(family)
     fraction = judged_level(open_loop, labels, below, need)
     load = manifest.parameter("load")
+    why = where_text(labels, below, open_loop, fraction, need)
     return fraction, (f"{open_loop_text(load)} at {fraction:g} of {basis_text(load)}"
-                      f"{rates_text(manifest, fraction, labels)}, {where_text(labels, below, open_loop, fraction, need)}")
+                      f"{rates_text(manifest, fraction, labels)}, {why}")
 
 
 def where_text(labels: tuple[str, str], below: list[float | None], open_loop: pd.DataFrame | None = None,
@@ -109,13 +115,12 @@ def where_text(labels: tuple[str, str], below: list[float | None], open_loop: pd
     """Why the judged level is the one it is, in words: and where it is below the highest level below both knees
     because that level had too few usable trials, which level and how many each side had there."""
     if not all(level is not None for level in below):
-        return ("the lowest level, though " + " and ".join(label for label, level in zip(labels, below) if level is None)
-                + " was past its knee there")
+        past = " and ".join(label for label, level in zip(labels, below) if level is None)
+        return f"the lowest level, though {past} was past its knee there"
     ceiling = float(min(below))
     if open_loop is None or fraction is None or fraction >= ceiling:
         return "the highest level below both servers' knees"
-    skipped = sorted({float(level) for level in open_loop.loc[open_loop["label"].isin(labels), "level"]
-                      if fraction < level <= ceiling}, reverse=True)
+    skipped = [level for level in _levels_down_from(open_loop, labels, ceiling) if level > fraction]
     short = "; ".join(f"at {level:g} " + " and ".join(
         f"{label} {usable_trials(open_loop, label, level)}" for label in labels) for level in skipped)
     return (f"the highest level below both servers' knees with the {need} usable trials a side the interval needs "

@@ -153,8 +153,9 @@ TRIAL_COLUMNS = {
                                          "measured itself (the headroom rule reads it)"),
     "loadgen_behind": _c(None, "open loop: why the generator counts as behind in the window (then loadgen_saturated "
                                "is true): its core 95% busy, or more than 1% of requests late by its own doing by at "
-                               "least 5% of the median latency at p99; empty when it kept up. A verdict leaves such a trial out as 'loadgen "
-                               "behind its schedule' when its core was not busy, 'loadgen saturated' when it was"),
+                               "least 5% of the median latency at p99; empty when it kept up. A verdict leaves such "
+                               "a trial out as 'loadgen behind its schedule' when its core was not busy, 'loadgen "
+                               "saturated' when it was"),
     "loadgen_cgroup_cpu_utilization": _c(COUNT, "the loadgen container's CPU over the window as a share of its core "
                                                 "(cgroup), beside its own busy share"),
     "server_ended_unix_s": _c("s", "when a failed trial's server ended (crash, OOM kill), seconds since 1970-01-01 UTC"),
