@@ -23,6 +23,7 @@ from pathlib import Path
 
 from loadlab import paths, plans, rundir
 from loadlab.experiment import Experiment
+from loadlab.harness import spares
 
 
 def _trial_records(run_dir: Path) -> list[dict]:
@@ -91,6 +92,28 @@ def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
                for row in experiment.schedule())
 
 
+def spares_expected(experiment: Experiment, run_dir: Path | None) -> tuple[int, int]:
+    """(spares the committed run's spoiled trials would have called for, the most today's plan allows): today's
+    cap on each judged condition, against the trials of the committed run's judged conditions whose loadgen was
+    saturated or behind (harness.spares); a spare that is spoiled in turn is not counted, so the first is a floor."""
+    if not experiment.spare_trials:
+        return 0, 0
+    judged = [c for c in experiment.conditions() if not c["shown"]]
+    most = experiment.spare_trials * len(judged)
+    if run_dir is None:
+        return 0, most
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    recorded = Experiment.from_record(manifest["parameters"])
+    shown = {c["condition"] for c in recorded.conditions() if c["shown"]}
+    spoiled: dict[str, int] = {}
+    for entry in manifest["trial_order"]:
+        path = run_dir / "trials" / str(entry["trial"]) / "result.json"
+        if entry["condition"] not in shown and path.exists() and \
+                spares.spoiled_by_loadgen(json.loads(path.read_text())):
+            spoiled[entry["condition"]] = spoiled.get(entry["condition"], 0) + 1
+    return sum(min(count, experiment.spare_trials) for count in spoiled.values()), most
+
+
 def main() -> None:
     around = {}
     rows = []
@@ -130,22 +153,32 @@ def main() -> None:
     print()
     print("Today's plans at quick (projected: each trial's window and longest warm-up, plus what a committed trial")
     print("of the same experiment spent around them; runs without trials are not in it):")
-    print(f"{'experiment':32s} {'trials':>7s} {'shown':>6s} {'min (est.)':>11s}")
-    all_trials = all_shown = all_s = 0
+    print("Spares (harness.spares): as many as the committed run's judged trials the loadgen spoiled called for,")
+    print("each costed as the experiment's average trial; 'at most' is the cap on every judged condition.")
+    print(f"{'experiment':32s} {'trials':>7s} {'shown':>6s} {'min (est.)':>11s} {'spares':>7s} {'min':>5s} "
+          f"{'at most':>8s} {'min':>5s}")
+    all_trials = all_shown = all_s = spare_s = most_s = 0
+    committed = quick_runs()
     for name, experiment in planned_quick().items():
         around_s = around.get(name, around.get(SIMILAR_RUN.get(name, ""), 0.0))
         schedule = experiment.schedule()
         shown = {c["condition"] for c in experiment.conditions() if c["shown"]}
         shown_count = sum(1 for row in schedule if row["condition"] in shown)
         seconds = projected_quick_s(experiment, around_s)
+        expected, most = spares_expected(experiment, committed.get(name))
+        per_trial_s = seconds / len(schedule) if schedule else 0.0
         all_trials, all_shown, all_s = all_trials + len(schedule), all_shown + shown_count, all_s + seconds
-        print(f"{name:32s} {len(schedule):7d} {shown_count:6d} {_minutes(seconds):>11s}")
-    print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s}")
+        spare_s, most_s = spare_s + expected * per_trial_s, most_s + most * per_trial_s
+        print(f"{name:32s} {len(schedule):7d} {shown_count:6d} {_minutes(seconds):>11s} {expected:7d} "
+              f"{_minutes(expected * per_trial_s):>5s} {most:8d} {_minutes(most * per_trial_s):>5s}")
+    print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s} {'':7s} "
+          f"{_minutes(spare_s):>5s} {'':8s} {_minutes(most_s):>5s}")
     kept_s = sum(span for name, span in tables_s.items() if plans.measured_at("quick", name))
     left_out = sorted(name for name in tables_s if not plans.measured_at("quick", name))
     print(f"runs without trials, as committed: {_minutes(sum(tables_s.values()))} min; today's quick keeps "
           f"{_minutes(kept_s)} min of them (leaves out {', '.join(left_out) or 'none'})")
-    print(f"measuring at quick, today's plans: about {_minutes(all_s + kept_s)} min, before images and set-up")
+    print(f"measuring at quick, today's plans: about {_minutes(all_s + kept_s)} min, before images and set-up; "
+          f"spares about {_minutes(spare_s)} more (at most {_minutes(most_s)})")
 
 
 def _run_span_s(manifest: dict) -> float:

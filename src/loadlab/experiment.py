@@ -150,6 +150,12 @@ class Experiment(_KnownFields):
     # verdict needs its family's trials on both sides; a condition that is only drawn does not, and the budget of
     # the quick scale (issue 32) goes to the conditions that are judged.
     shown_trials: int | None = None
+    # Extra trials of a judged condition, at most this many, run after the schedule's blocks: one for each of its
+    # trials whose loadgen was saturated or fell behind its schedule (harness.spares). Such a trial measured the
+    # instrument, not the server, so it is no evidence; without a spare, a verdict that needs its family's trials
+    # a side loses its interval to the loadgen (2 of 6 java-platform trials at 10,000 connections in the reference
+    # of 2026-11-29). A server's own failure (stalled, crashed) is its result and gets no spare.
+    spare_trials: int = 0
     seed: int = 0
     verify: bool = True
     health_timeout_s: float = 60.0
@@ -180,6 +186,7 @@ class Experiment(_KnownFields):
             placement=Placement(**(document.get("placement") or {})),
             trials_per_condition=document.get("trials_per_condition", 3),
             shown_trials=document.get("shown_trials"),
+            spare_trials=document.get("spare_trials", 0),
             seed=document.get("seed", 0),
             verify=document.get("verify", True),
             health_timeout_s=document.get("health_timeout_s", 60.0),
@@ -382,6 +389,9 @@ def trials_text(parameters: dict, short: bool = False) -> str:
     judged, shown = parameters.get("trials_per_condition", "?"), parameters.get("shown_trials")
     has_shown = any(entry.get("shown") for entry in parameters.get("servers") or []) or \
         bool((parameters.get("load") or {}).get("shown_levels"))
+    spares = int(parameters.get("spare_trials") or 0)
+    spare_text = (f"{', ' if short else '; '}up to {spares} spare{'s' if spares != 1 else ''} a judged condition"
+                  f"{'' if short else ' for trials its loadgen spoiled, run after the blocks'}") if spares else ""
     if shown is None or shown == judged or not has_shown:
-        return f"{judged}" if short else f"{judged} trials per condition"
-    return f"{judged}{'' if short else ' trials'} per judged condition, {shown} per shown one"
+        return (f"{judged}" if short else f"{judged} trials per condition") + spare_text
+    return f"{judged}{'' if short else ' trials'} per judged condition, {shown} per shown one" + spare_text

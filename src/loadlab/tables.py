@@ -81,6 +81,8 @@ def _trial_rows(run: RunDirectory, manifest: Manifest) -> pd.DataFrame:
             "label": condition.get("label", result.get("server")),
             "level": condition.get("level", result.get("connections")),
             "block": scheduled.get("block"),
+            # A spare made up for a trial the loadgen spoiled, run after the blocks (harness.spares).
+            "spare": bool(scheduled.get("spare", False)),
             **{k: v for k, v in result.items() if k not in ("trial", "condition")},
             "status_recorded": result.get("status"),
             "failure_detail": record.get("failure_detail"),

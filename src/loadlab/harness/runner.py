@@ -20,10 +20,11 @@ from loadlab import paths
 from loadlab.config import new_run_id, parse_cpuset
 from loadlab.errors import EngineLost, LoadlabError, ParameterError
 from loadlab.experiment import Experiment
-from loadlab.harness import container, engine, images, provenance
+from loadlab.harness import container, engine, images, provenance, spares
 from loadlab.harness.trial import run_trial
 from loadlab.manifest import Manifest, TrialRecord
-from loadlab.rundir import STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc, write_text_atomic
+from loadlab.rundir import (STATUS_COMPLETE, STATUS_INTERRUPTED, STATUS_RUNNING, RunDirectory, now_utc, read_json,
+                            write_text_atomic)
 from loadlab.servers import get_server
 
 
@@ -235,6 +236,35 @@ def _run_pending(run: RunDirectory, manifest: Manifest, conditions: dict, engine
         bar.set_postfix(failed=failed)
 
 
+def _finished_rows(run: RunDirectory) -> dict[int, dict]:
+    """Every finished trial's row (result.json), by trial number."""
+    rows = {}
+    for number in run.finished_trials():
+        path = run.trial_dir(number) / "result.json"
+        rows[number] = read_json(path) if path.exists() else {}
+    return rows
+
+
+def _run_spares(experiment: Experiment, run: RunDirectory, manifest: Manifest, conditions: dict, engines: _Engines,
+                bar, position: _Position, stop_after_trials: int | None) -> None:
+    """Spare trials for the judged conditions whose loadgen spoiled trials (harness.spares), round by round,
+    each round in the manifest before it runs, so that an interrupted run resumes it."""
+    while experiment.spare_trials > 0:
+        if stop_after_trials is not None and position.done_now >= stop_after_trials:
+            return
+        due = spares.spares_due(experiment.conditions(), manifest.trial_order, _finished_rows(run),
+                                experiment.spare_trials)
+        if not due:
+            return
+        added = spares.schedule_spares(manifest.trial_order, due, experiment.seed)
+        manifest.trial_order.extend(added)
+        manifest.updated_utc = now_utc()
+        run.write_manifest(manifest)
+        bar.total += len(added)
+        bar.write(spares.spares_text(due))
+        _run_pending(run, manifest, conditions, engines, bar, position, stop_after_trials)
+
+
 def run_experiment(
     experiment: Experiment,
     resume_run_id: str | None = None,
@@ -263,6 +293,7 @@ def run_experiment(
     position, engine_lost = _Position(), False
     try:
         _run_pending(run, manifest, conditions, engines, bar, position, stop_after_trials)
+        _run_spares(experiment, run, manifest, conditions, engines, bar, position, stop_after_trials)
         complete = len(run.finished_trials()) == len(manifest.trial_order)
         manifest.status = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
     except LoadlabError:

@@ -38,6 +38,8 @@ class Evidence:
     values: dict[str, np.ndarray] = field(default_factory=dict)
     trial_ids: dict[str, list[int]] = field(default_factory=dict)
     excluded: list[dict] = field(default_factory=list)  # {"trial", "label", "reason"}
+    # Per condition, the evidence trials that were spares: run after the blocks for trials the loadgen spoiled.
+    spare_ids: dict[str, list[int]] = field(default_factory=dict)
 
     def n_used(self, label: str) -> int:
         return int(len(self.values.get(label, ())))
@@ -51,12 +53,19 @@ class Evidence:
         return dict(Counter(str(item["reason"]).split(" (", 1)[0] for item in self.excluded
                             if labels is None or item["label"] in labels))
 
+    def n_spares(self, labels: Sequence[str] | None = None) -> int:
+        """Evidence trials that were spares (harness.spares), over the given labels (all when None)."""
+        return sum(len(ids) for label, ids in self.spare_ids.items() if labels is None or label in labels)
+
     def summary(self, labels: Sequence[str]) -> str:
-        """'6 + 6 trials used; left out: 5 loadgen saturated' (one line for a verdict's explanation)."""
+        """'6 + 6 trials used (2 of them spares); left out: 2 loadgen saturated' (one line for a verdict's
+        explanation)."""
         used = " + ".join(str(self.n_used(label)) for label in labels)
+        spares = self.n_spares(labels)
+        spare_text = f" ({spares} of them spare{'s' if spares != 1 else ''}, run after the blocks)" if spares else ""
         counts = self.exclusion_counts(labels)
         left = "; left out: " + ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items())) if counts else ""
-        return f"{used} trials used{left}"
+        return f"{used} trials used{spare_text}{left}"
 
 
 def with_detail(kind: str, detail) -> str:
@@ -71,14 +80,18 @@ def details(excluded: list[dict], label: str, kind: str) -> list[str]:
             if item["label"] == label and str(item["reason"]).startswith(kind)]
 
 
+def _is_true(value) -> bool:
+    """A flag read from a table: True or numpy's True; missing, NaN and False are not."""
+    return isinstance(value, (bool, np.bool_)) and bool(value)
+
+
 def exclusion_reason(row) -> str | None:
     """Why one trial row is not evidence, or None when it is."""
     # A microbenchmark's rows carry no status: each is one finished measurement.
     if row.get("status", "ok") != "ok":
         reason = row.get("failure_reason")
         return f"failed: {reason}" if isinstance(reason, str) and reason else "failed"
-    saturated = row.get("loadgen_saturated")
-    if saturated is True or (isinstance(saturated, (bool, np.bool_)) and bool(saturated)):
+    if _is_true(row.get("loadgen_saturated")):
         return loadgen_reason(row)
     shortfall = row.get(SHORTFALL_COLUMN)
     if isinstance(shortfall, str) and shortfall:
@@ -130,6 +143,8 @@ def gather(trials: pd.DataFrame, labels: Sequence[str], metric: str, level=None,
                 continue
             values.append(float(value))
             ids.append(trial)
+            if _is_true(row.get("spare")):
+                evidence.spare_ids.setdefault(label, []).append(trial)
         evidence.values[label] = np.asarray(values, dtype=float)
         evidence.trial_ids[label] = ids
     return evidence

@@ -82,7 +82,10 @@ TRIAL_COLUMNS = {
     "label": _c(None, "the server as the figures name it (servers.RUNTIMES), e.g. go, java-virtual"),
     "level": _c(COUNT, "the condition's load level: connections held (closed loop) or the fraction of capacity / "
                        "the rate offered (open loop)"),
-    "block": _c(COUNT, "the randomized block the trial ran in (every condition once per block, order shuffled)"),
+    "block": _c(COUNT, "the randomized block the trial ran in (every condition once per block, order shuffled); "
+                       "empty for a spare"),
+    "spare": _c(None, "true for a spare trial: run after the blocks, in place of a trial of the same judged "
+                      "condition whose loadgen was saturated or fell behind its schedule (harness.spares)"),
     "server": _c(None, "the server folder under servers/ the container was built from"),
     "variant": _c(None, "the server's image variant (e.g. jdk21, jdk25)"),
     "route": _c(None, "the HTTP route the loadgen requested (servers/CONTRACT.md)"),
