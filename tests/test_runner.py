@@ -288,11 +288,14 @@ def test_a_trial_the_loadgen_spoiled_gets_a_spare_after_the_schedule_and_a_shown
         "durations": {"warmup_s": 1, "duration_s": 2},
         "servers": [{"server": "go-nethttp", "label": "a"}],
     }
-    lines = []
-    run = runner.run_experiment(Experiment.from_dict(definition), raw_dir=tmp_path / "raw", progress=False,
-                                log=lines.append)
+    # Stopped as its schedule ends, with a spare due: not complete, and a resume runs the spare.
+    stopped = runner.run_experiment(Experiment.from_dict(definition), raw_dir=tmp_path / "raw", progress=False,
+                                    log=lambda m: None, stop_after_trials=2)
+    assert stopped.read_manifest().status == "interrupted" and len(stopped.read_manifest().trial_order) == 2
+    run = runner.run_experiment(Experiment.from_dict(definition), resume_run_id=stopped.run_id,
+                                raw_dir=tmp_path / "raw", progress=False, log=lambda m: None)
     manifest = run.read_manifest()
-    assert manifest.status == "complete"
+    assert manifest.status == "complete" and run.finished_trials() == [1, 2, 3]
     rows = {number: json.loads((run.trial_dir(number) / "result.json").read_text()) for number in run.finished_trials()}
     assert [rows[n]["loadgen_saturated"] for n in (1, 2, 3)] == [True, True, True], \
         [rows[n].get("loadgen_behind") for n in rows]

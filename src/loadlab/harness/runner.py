@@ -294,7 +294,10 @@ def run_experiment(
     try:
         _run_pending(run, manifest, conditions, engines, bar, position, stop_after_trials)
         _run_spares(experiment, run, manifest, conditions, engines, bar, position, stop_after_trials)
-        complete = len(run.finished_trials()) == len(manifest.trial_order)
+        # A run stopped (stop_after_trials) just as its schedule ended, with spares still due, is not complete: a
+        # resume runs them.
+        complete = len(run.finished_trials()) == len(manifest.trial_order) and not spares.spares_due(
+            experiment.conditions(), manifest.trial_order, _finished_rows(run), experiment.spare_trials)
         manifest.status = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
     except LoadlabError:
         manifest.status = STATUS_INTERRUPTED
