@@ -93,25 +93,20 @@ def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
 
 
 def spares_expected(experiment: Experiment, run_dir: Path | None) -> tuple[int, int]:
-    """(spares the committed run's spoiled trials would have called for, the most today's plan allows): today's
-    cap on each judged condition, against the trials of the committed run's judged conditions whose loadgen was
-    saturated or behind (harness.spares); a spare that is spoiled in turn is not counted, so the first is a floor."""
+    """(spares the committed run's first round would have called for, the most today's plan allows): the runner's
+    rule (`harness.spares.spares_due`) with today's cap, on the committed run's trials; a spare that is spoiled in
+    turn is not counted, so the first is a floor."""
     if not experiment.spare_trials:
         return 0, 0
-    judged = [c for c in experiment.conditions() if not c["shown"]]
-    most = experiment.spare_trials * len(judged)
+    most = experiment.spare_trials * sum(1 for c in experiment.conditions() if not c["shown"])
     if run_dir is None:
         return 0, most
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    recorded = Experiment.from_record(manifest["parameters"])
-    shown = {c["condition"] for c in recorded.conditions() if c["shown"]}
-    spoiled: dict[str, int] = {}
-    for entry in manifest["trial_order"]:
-        path = run_dir / "trials" / str(entry["trial"]) / "result.json"
-        if entry["condition"] not in shown and path.exists() and \
-                spares.spoiled_by_loadgen(json.loads(path.read_text())):
-            spoiled[entry["condition"]] = spoiled.get(entry["condition"], 0) + 1
-    return sum(min(count, experiment.spare_trials) for count in spoiled.values()), most
+    rows = {entry["trial"]: json.loads((run_dir / "trials" / str(entry["trial"]) / "result.json").read_text())
+            for entry in manifest["trial_order"]}
+    due = spares.spares_due(Experiment.from_record(manifest["parameters"]).conditions(), manifest["trial_order"],
+                            rows, experiment.spare_trials)
+    return sum(due.values()), most
 
 
 def main() -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
+
 STALLED = "stalled"
 # A window whose successful throughput fell below this fraction of the same
 # container's steady warm-up throughput stalled. Within one container,
@@ -108,3 +110,12 @@ def _timeouts_text(row: dict) -> str:
     waited = f", the longest answer {float(longest):.2f} s" if longest is not None and longest == longest else ""
     return (f"; the loadgen gave up on {timeouts:,} requests at its timeout{waited}: a queue longer than the client "
             "waits, the server still answering")
+
+
+def spoiled_by_loadgen(row) -> bool:
+    """Whether a finished window (a trial's row, from a table or its result.json) measured its loadgen, not the
+    server: ok, with the loadgen saturated or behind its schedule (the trial marks both `loadgen_saturated`, read
+    here as Python's or numpy's True). `judgements.evidence` leaves such a trial out of every verdict, and
+    `harness.spares` makes it up where a verdict reads its condition."""
+    saturated = row.get("loadgen_saturated")
+    return row.get("status", "ok") == "ok" and isinstance(saturated, (bool, np.bool_)) and bool(saturated)

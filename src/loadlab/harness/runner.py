@@ -246,16 +246,19 @@ def _finished_rows(run: RunDirectory) -> dict[int, dict]:
 
 
 def _run_spares(experiment: Experiment, run: RunDirectory, manifest: Manifest, conditions: dict, engines: _Engines,
-                bar, position: _Position, stop_after_trials: int | None) -> None:
+                bar, position: _Position, stop_after_trials: int | None) -> bool:
     """Spare trials for the judged conditions whose loadgen spoiled trials (harness.spares), round by round,
-    each round in the manifest before it runs, so that an interrupted run resumes it."""
-    while experiment.spare_trials > 0:
-        if stop_after_trials is not None and position.done_now >= stop_after_trials:
-            return
+    each round in the manifest before it runs, so that an interrupted run resumes it. Returns whether none is
+    still due (False when `stop_after_trials` stopped the run with spares to run: a resume runs them)."""
+    if experiment.spare_trials <= 0:
+        return True
+    while True:
         due = spares.spares_due(experiment.conditions(), manifest.trial_order, _finished_rows(run),
                                 experiment.spare_trials)
         if not due:
-            return
+            return True
+        if stop_after_trials is not None and position.done_now >= stop_after_trials:
+            return False
         added = spares.schedule_spares(manifest.trial_order, due, experiment.seed)
         manifest.trial_order.extend(added)
         manifest.updated_utc = now_utc()
@@ -293,11 +296,8 @@ def run_experiment(
     position, engine_lost = _Position(), False
     try:
         _run_pending(run, manifest, conditions, engines, bar, position, stop_after_trials)
-        _run_spares(experiment, run, manifest, conditions, engines, bar, position, stop_after_trials)
-        # A run stopped (stop_after_trials) just as its schedule ended, with spares still due, is not complete: a
-        # resume runs them.
-        complete = len(run.finished_trials()) == len(manifest.trial_order) and not spares.spares_due(
-            experiment.conditions(), manifest.trial_order, _finished_rows(run), experiment.spare_trials)
+        none_due = _run_spares(experiment, run, manifest, conditions, engines, bar, position, stop_after_trials)
+        complete = none_due and len(run.finished_trials()) == len(manifest.trial_order)
         manifest.status = STATUS_COMPLETE if complete else STATUS_INTERRUPTED
     except LoadlabError:
         manifest.status = STATUS_INTERRUPTED

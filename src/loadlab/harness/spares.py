@@ -31,11 +31,9 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
-
-def spoiled_by_loadgen(row: Mapping) -> bool:
-    """Whether a finished trial's row (result.json) is a window its loadgen spoiled: status ok, and the loadgen
-    saturated or behind its schedule (the trial marks both `loadgen_saturated`)."""
-    return row.get("status") == "ok" and row.get("loadgen_saturated") is True
+# The rule `judgements.evidence` leaves such a trial out of every verdict by, so that a spare is run exactly for a
+# trial the verdicts leave out.
+from loadlab.outcome import spoiled_by_loadgen
 
 
 def spares_due(conditions: Sequence[Mapping], trial_order: Sequence[Mapping], rows: Mapping[int, Mapping],

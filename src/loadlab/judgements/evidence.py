@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from loadlab import outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION
 
 LOADGEN_SATURATED = "loadgen saturated"
@@ -91,7 +92,7 @@ def exclusion_reason(row) -> str | None:
     if row.get("status", "ok") != "ok":
         reason = row.get("failure_reason")
         return f"failed: {reason}" if isinstance(reason, str) and reason else "failed"
-    if _is_true(row.get("loadgen_saturated")):
+    if outcome.spoiled_by_loadgen(row):
         return loadgen_reason(row)
     shortfall = row.get(SHORTFALL_COLUMN)
     if isinstance(shortfall, str) and shortfall:
