@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 # The run's scale: smoke, quick or full. PROFILE is its old name, honoured for one release.
 SCALE ?= $(or $(PROFILE),quick)
 
-.PHONY: help setup browser engine images test test-fast reproduce report smoke clean-containers clean-venv
+.PHONY: help setup browser engine images images-for-scale test test-fast reproduce report smoke clean-containers clean-venv
 
 help: ## Print every target with one line of help
 	@echo "loadlab: what does a concurrency runtime cost under load?"
@@ -50,7 +50,12 @@ test: engine browser ## Run the whole test suite (unit tests on captured fixture
 test-fast: setup browser ## Run only the tests that need no Docker engine
 	$(BIN)/python -m pytest -m "not docker" $(PYTEST_ARGS)
 
-reproduce: images ## Reproduce the collection: build images, run every notebook (SCALE=quick), export HTML into reports/ (the README's main command)
+# The images the scale's experiments start, built before the first notebook (a failed build is reported up front):
+# quick does not build java-threads:jdk25, which only full's 05-virtual-threads and 05-pinning start.
+images-for-scale: engine
+	$(LOADLAB) build --all --scale $(SCALE) --keep-going
+
+reproduce: images-for-scale ## Reproduce the collection: build images, run every notebook (SCALE=quick), export HTML into reports/ (the README's main command)
 	$(LOADLAB) notebooks --scale $(SCALE)
 
 report: setup ## Re-run the analyses on the newest complete runs (no measuring) and re-export HTML into reports/

@@ -68,19 +68,20 @@ SIMILAR_RUN = {"00-open-loop-ceiling": "00-loadgen-ceiling", "01-runtime-overhea
                "04-open-loop-latency": "01-open-loop-latency"}
 
 
-def planned_quick(capacities: dict[str, float] | None = None) -> dict[str, Experiment]:
-    """Every trial-based experiment as today's plans define it at quick (the counts do not depend on capacities)."""
-    capacities = capacities or {label: 1000.0 for label in ("go", "java-platform", "rust", "node", "erlang", "swoole")}
-    s = "quick"
-    experiments = [plans.noise(s), plans.loadgen_ceiling(s), plans.open_loop_ceiling(s), plans.server_capacity(s),
-                   plans.runtime_overhead(s), plans.runtime_overhead_keepalive(s),
-                   plans.runtime_overhead_latency(s, capacities),
-                   plans.worker_pool(s, 1000, plans.worker_pool_rates(s, 100.0)),
-                   plans.scheduler_calls(s, 1000, plans.scheduler_call_rates(s, 100.0)), plans.json_api(s),
-                   plans.io_coroutines(s), plans.io_coroutines_latency(s, capacities), plans.virtual_threads(s),
-                   plans.pinning(s), plans.cpu_profiles(s), plans.profiler_overhead(s)]
-    return {experiment.name.removesuffix("-quick"): experiment for experiment in experiments
-            if plans.measured_at(s, experiment.name.removesuffix("-quick"))}
+def planned_quick() -> dict[str, Experiment]:
+    """Every trial-based experiment as today's plans define it at quick (plans.planned_experiments: the counts do not
+    depend on the capacities it sizes them with)."""
+    return {experiment.name.removesuffix("-quick"): experiment for experiment in plans.planned_experiments("quick")}
+
+
+def repetitions_scaled_s(name: str, manifest: dict, seconds: float) -> float:
+    """A run without trials costed at today's quick repetitions: `seconds` as committed, times today's repetitions
+    over the committed run's (02's in-process S2 is its repetitions of 60 s processes), for the runs whose plan
+    names them in plans.S2_IN_PROCESS; any other as committed."""
+    committed = (manifest.get("parameters") or {}).get("repetitions")
+    if name != "02-s2-inprocess" or not committed:
+        return seconds
+    return seconds * plans.S2_IN_PROCESS["quick"]["repetitions"] / committed
 
 
 def projected_quick_s(experiment: Experiment, around_window_s: float) -> float:
@@ -112,13 +113,13 @@ def spares_expected(experiment: Experiment, run_dir: Path | None) -> tuple[int, 
 def main() -> None:
     around = {}
     rows = []
-    tables_s = {}  # runs without trials: what each took
+    tables_s, manifests = {}, {}  # runs without trials: what each took, and its manifest
     for name, run_dir in quick_runs().items():
         records = _trial_records(run_dir)
         manifest = json.loads((run_dir / "manifest.json").read_text())
         if not records:
             rows.append((name, 0, None, None, None, None))
-            tables_s[name] = _run_span_s(manifest)
+            tables_s[name], manifests[name] = _run_span_s(manifest), manifest
             continue
         span_s = max(r["ended_unix_s"] for r in records) - min(r["started_unix_s"] for r in records)
         # What no harness can save: each trial's window and its minimum warm-up.
@@ -168,10 +169,11 @@ def main() -> None:
               f"{_minutes(expected * per_trial_s):>5s} {most:8d} {_minutes(most * per_trial_s):>5s}")
     print(f"{'trials, in all':32s} {all_trials:7d} {all_shown:6d} {_minutes(all_s):>11s} {'':7s} "
           f"{_minutes(spare_s):>5s} {'':8s} {_minutes(most_s):>5s}")
-    kept_s = sum(span for name, span in tables_s.items() if plans.measured_at("quick", name))
+    kept_s = sum(repetitions_scaled_s(name, manifests[name], span) for name, span in tables_s.items()
+                 if plans.measured_at("quick", name))
     left_out = sorted(name for name in tables_s if not plans.measured_at("quick", name))
-    print(f"runs without trials, as committed: {_minutes(sum(tables_s.values()))} min; today's quick keeps "
-          f"{_minutes(kept_s)} min of them (leaves out {', '.join(left_out) or 'none'})")
+    print(f"runs without trials, as committed: {_minutes(sum(tables_s.values()))} min; today's quick plans "
+          f"{_minutes(kept_s)} min of them (at today's repetitions; leaves out {', '.join(left_out) or 'none'})")
     print(f"measuring at quick, today's plans: about {_minutes(all_s + kept_s)} min, before images and set-up; "
           f"spares about {_minutes(spare_s)} more (at most {_minutes(most_s)})")
 

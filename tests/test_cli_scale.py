@@ -35,3 +35,37 @@ def test_quick_leaves_out_only_runs_no_verdict_reads_and_smoke_and_full_keep_the
         assert plans.measured_at("quick", name)
     with pytest.raises(ParameterError):
         plans.measured_at("medium", "05-pinning")
+
+
+def test_build_for_a_scale_starts_no_image_only_a_left_out_experiment_uses():
+    """`loadlab build --all --scale quick` (make reproduce): java-threads:jdk25 serves only full's 05-virtual-threads
+    and 05-pinning, so quick does not build it; full and smoke do; every image a quick experiment starts is built."""
+    import inspect
+
+    from loadlab import plans
+    from loadlab.experiment import Experiment
+
+    quick, full = plans.server_images("quick"), plans.server_images("full")
+    assert ("java-threads", "jdk21") in quick and ("java-threads", "jdk25") not in quick
+    assert ("java-threads", "jdk25") in full and ("java-threads", "jdk25") in plans.server_images("smoke")
+    assert quick < full
+    # The listing holds every HTTP experiment a plan function of one scale argument defines.
+    listed = {experiment.name.removesuffix("-full") for experiment in plans.planned_experiments("full")}
+    for name, function in inspect.getmembers(plans, inspect.isfunction):
+        if list(inspect.signature(function).parameters) == ["scale_name"] and \
+                inspect.signature(function).return_annotation in (Experiment, "Experiment"):
+            assert function("full").name.removesuffix("-full") in listed, name
+
+
+def test_build_refuses_a_wrong_scale_or_a_scale_without_all_before_touching_the_engine(monkeypatch):
+    from loadlab.errors import ParameterError
+    from loadlab.harness import engine
+
+    def no_engine(**_):
+        raise AssertionError("the engine was touched")
+
+    monkeypatch.setattr(engine, "ensure_engine", no_engine)
+    with pytest.raises(ParameterError, match="medium"):
+        cli.command_build(cli.build_parser().parse_args(["build", "--all", "--scale", "medium"]))
+    with pytest.raises(ParameterError, match="only with --all"):
+        cli.command_build(cli.build_parser().parse_args(["build", "--scale", "quick"]))

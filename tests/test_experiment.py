@@ -333,4 +333,38 @@ def test_the_quick_plans_judge_with_six_trials_and_draw_the_rest_with_three():
     assert {label for (label, _), n in trials.items() if n == 6} == {"go", "java-platform", "rust"}
     assert {n for (label, _), n in trials.items() if label in ("node", "erlang", "python", "swoole")} == {3}
     s4 = {(c["label"], c["level"]): c["trials"] for c in plans.io_coroutines("quick").conditions()}
-    assert s4[("go", 400)] == s4[("swoole", 400)] == 6 and s4[("go", 40)] == 3
+    # 04's shown conditions are context (Little's law reads their medians): plans.QUICK_CONTEXT_TRIALS.
+    assert s4[("go", 400)] == s4[("swoole", 400)] == 6 and s4[("go", 40)] == s4[("rust", 400)] == 2
+
+
+def test_the_keepalive_extension_reads_every_runtime_at_its_top_level_and_a_baseline_at_its_lowest():
+    """The atlas reads every runtime's top-level trials (3 at quick); the lowest level is the baseline median it
+    subtracts, context trials (2)."""
+    from loadlab import plans
+
+    trials = {(c["label"], c["level"]): c["trials"] for c in plans.runtime_overhead_keepalive("quick").conditions()}
+    labels = {label for label, _ in trials}
+    assert {"go", "java-platform", "node", "erlang", "swoole"} <= labels
+    assert {trials[(label, 10000)] for label in labels} == {3}
+    assert {trials[(label, 10)] for label in labels} == {plans.QUICK_CONTEXT_TRIALS}
+    # Smoke and full keep their own counts: the context rule is quick's budget.
+    assert {c["trials"] for c in plans.runtime_overhead_keepalive("full").conditions()} == {5}
+
+
+def test_every_quick_ratio_family_gets_the_trials_its_exact_interval_needs():
+    """Issue 32: cut waste before evidence. Each family's judged conditions at quick hold at least the trials a side
+    its Bonferroni interval needs (stats.minimum_trials_for_shift_interval): S1's 9 need 6, S2's, S3's and S4's 5."""
+    from loadlab import plans
+    from loadlab.judgements import s1, s2, s3, s4
+    from loadlab.stats.shift import minimum_trials_for_shift_interval
+
+    need = {family.name: minimum_trials_for_shift_interval(family.confidence)
+            for family in (s1.FAMILY, s2.FAMILY, s3.FAMILY, s4.FAMILY)}
+    assert need == {"S1": 6, "S2": 5, "S3": 5, "S4": 5}
+    assert plans.S2_IN_PROCESS["quick"]["repetitions"] >= need["S2"]
+    judged = {"S1": [plans.runtime_overhead("quick"), plans.cpu_profiles("quick")],
+              "S3": [plans.json_api("quick")], "S4": [plans.io_coroutines("quick")]}
+    for family, experiments in judged.items():
+        for experiment in experiments:
+            counts = [c["trials"] for c in experiment.conditions() if not c["shown"]]
+            assert counts and min(counts) >= need[family], (experiment.name, counts)

@@ -46,7 +46,9 @@ def _plan_entries() -> list[ServerEntry]:
         parameters = list(inspect.signature(function).parameters.values())
         if [p.name for p in parameters if p.default is inspect.Parameter.empty] == ["scale_name"]:
             for size in plans.SCALE_NAMES:
-                entries += list(function(size).servers)
+                result = function(size)  # an Experiment, the list of them (planned_experiments), or images
+                for experiment in result if isinstance(result, list) else [result]:
+                    entries += list(getattr(experiment, "servers", []))
     return entries
 
 

@@ -37,12 +37,18 @@ def command_engine(args) -> int:
 
 def command_build(args) -> int:
     """Build images; an optional one whose input cannot be had is skipped with its reason, anything else fails."""
-    from loadlab import servers
-    from loadlab.errors import BuildInputUnavailable
+    from loadlab import plans, servers
+    from loadlab.errors import BuildInputUnavailable, ParameterError
     from loadlab.harness import engine, images
 
+    if args.scale is not None:
+        plans.scale(args.scale)  # a wrong name fails here, naming the scales, before the engine is touched
+        if not args.all:
+            raise ParameterError("--scale", args.scale, "only with --all")
     client = engine.ensure_engine(install=not args.no_install)
     names = sorted(servers.all_servers()) if args.all else (args.server or [])
+    # --scale: the images a scale's experiments start (plans.server_images); quick never builds what only full uses.
+    wanted = plans.server_images(args.scale) if args.scale else None
     ca_bundle = images.ca_bundle_path(args.ca_bundle)
     failures, skipped = [], []
     if args.all or args.loadgen or not names:
@@ -51,6 +57,9 @@ def command_build(args) -> int:
         spec = servers.get_server(name)
         variants = sorted(spec.variants) if args.variant is None else [args.variant]
         for variant in variants:
+            if wanted is not None and (name, variant) not in wanted:
+                print(f"{spec.image(variant)}: not built (no experiment measured at {args.scale} starts it)")
+                continue
             try:
                 tag = images.ensure_image(client, spec, variant, rebuild=args.rebuild, ca_bundle=ca_bundle)
                 print(f"{tag}: ready")
@@ -283,6 +292,8 @@ def _add_engine_commands(sub) -> None:
     p = sub.add_parser("build", help="build server images (and the loadgen image)")
     p.add_argument("--server", action="append", help="server name (repeatable); default: only the loadgen")
     p.add_argument("--all", action="store_true", help="every server, every variant, and the loadgen")
+    p.add_argument("--scale", help="with --all: only the server images the experiments measured at this scale "
+                                   "(smoke, quick or full) start")
     p.add_argument("--loadgen", action="store_true", help="also the loadgen image")
     p.add_argument("--variant", help="one image variant (default: every variant of each server)")
     p.add_argument("--rebuild", action="store_true", help="build even if the image exists")
