@@ -411,3 +411,16 @@ def test_s2_over_time_frame_holds_each_series_on_its_own_clock(processed):
     # A second in which no request succeeded is a 0, so every trial has a value for every second sent.
     per_trial = frame.dropna(subset=["successful_rps"]).groupby("trial")["t_s"].nunique()
     assert per_trial.nunique() == 1
+
+
+def test_s2_gc_pause_says_its_two_factors_cycles_and_pause_per_cycle():
+    """S2 names the total pause; the verdict says its factors, so that a reader sees which one moved between
+    sittings (the cycles followed the heap and stayed; the pause per cycle moved ten times)."""
+    from loadlab.judgements import s2_inprocess
+
+    table = pd.DataFrame({"label": ["unbounded", "unbounded", "pool12", "pool12"], "gc_cycles": [12.0, 12.0, 2.0, 2.0],
+                          "gc_pause_total_s": [0.0024, 0.0036, 0.0030, 0.0020]})
+    text = s2_inprocess.gc_pause_parts_text(table)
+    assert "unbounded 12 cycles, 250 µs a cycle" in text and "pool12 2 cycles, 1,250 µs a cycle" in text
+    none = s2_inprocess.gc_pause_parts_text(table.assign(gc_cycles=0.0, gc_pause_total_s=0.0))
+    assert "unbounded no GC cycle" in none

@@ -89,13 +89,40 @@ def verdicts(frame: pd.DataFrame, claims: dict[str, Claim], margins: dict[str, f
              "backlog grows none of them finishes its 10 ms; an OOM-killed process counts what it completed before "
              "the kill"),
             ("S2-rss", "rss_peak_mib", "peak RSS of the process (/proc/self/statm, once a second)"),
-            ("S2-gc-pause", "gc_pause_total_s", "total GC pause over the process's run (debug.ReadGCStats)"),
+            ("S2-gc-pause", "gc_pause_total_s", "total GC pause over the process's run (debug.ReadGCStats); "
+             + gc_pause_parts_text(table)),
         )
     ]
     out.append(_gc_mark(table, margins, notebook, run_id, context))
     out.append(goroutines(table, notebook, run_id, context))
     out.append(out_of_memory(table, limit_mib, notebook, run_id, context))
     return out
+
+
+def gc_pause_parts_text(table: pd.DataFrame) -> str:
+    """The total GC pause's two factors per design, medians of the processes: GC cycles, and pause per cycle (µs).
+
+    The total S2 names is cycles times pause per cycle. The cycles follow the
+    heap each design builds and are nearly fixed; a stop-the-world pause on a
+    process's one core took tens of microseconds in one sitting and up to a
+    millisecond in the next, with the same cycles, so the ratio of totals moved
+    ten times (the reference's two sittings of 2026-11-29: ×0.104 and ×0.953).
+    Said beside the verdict so that a reader sees which factor moved it.
+    """
+    parts = []
+    for label in LABELS:
+        rows = table[table["label"] == label]
+        cycles = pd.to_numeric(rows["gc_cycles"], errors="coerce")
+        per_cycle_us = 1e6 * pd.to_numeric(rows["gc_pause_total_s"], errors="coerce") / cycles.where(cycles > 0)
+        if cycles.notna().any():
+            per = per_cycle_us.median()
+            parts.append(f"{label} {cycles.median():,.0f} cycles, {per:,.0f} µs a cycle" if pd.notna(per)
+                         else f"{label} no GC cycle")
+    if not parts:
+        return "no GC cycle recorded"
+    return ("its factors (median of processes): " + "; ".join(parts) + ". The cycles follow each design's heap; the "
+            "pause per cycle is a stop-the-world on the process's one core, the factor that moved between the "
+            "reference's sittings while the cycles stayed")
 
 
 def feasibility(frame: pd.DataFrame, notebook: str, run_id: str, parameters: dict) -> Verdict:
