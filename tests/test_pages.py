@@ -94,7 +94,7 @@ def test_the_block_says_what_was_run_where_and_how():
     commit = json.loads((run / "manifest.json").read_text())["provenance"]["git_commit"][:10]
     for expected in ("Re-analysed", run.name, f"{commit} (clean)", "a fresh container each", "5 s",
                      "2 s (discarded)", "server on CPU 1", "loadgen on CPU 0",
-                     "memory limit 2,048 MiB", "keep-alive", "closed loop (wrk), GET /api/users, 64 and 256 connections",
+                     "memory limit 2,048 MiB", "keep-alive", "closed loop (wrk), GET /api/users, 256 connections",
                      "go: go1.24.4", ", 2 CPUs", "hey -n 100000 -c 256", "Go 1.22 net/http vs Rust 1.78 axum"):
         assert expected in block, expected
     # Started before the run was created: the run was measured by this execution.
