@@ -103,12 +103,12 @@ def spares_expected(experiment: Experiment, run_dir: Path | None) -> tuple[int, 
     if run_dir is None:
         return 0, most
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    rows = {entry["trial"]: json.loads((run_dir / "trials" / str(entry["trial"]) / "result.json").read_text())
-            for entry in manifest["trial_order"]}
     # The schedule's trials only: on a run that already ran its spares, they would fill the shortfall they made up.
     scheduled = [entry for entry in manifest["trial_order"] if not entry.get("spare")]
-    due = spares.spares_due(Experiment.from_record(manifest["parameters"]).conditions(), scheduled,
-                            {entry["trial"]: rows[entry["trial"]] for entry in scheduled}, experiment.spare_trials)
+    rows = {entry["trial"]: json.loads((run_dir / "trials" / str(entry["trial"]) / "result.json").read_text())
+            for entry in scheduled}
+    due = spares.spares_due(Experiment.from_record(manifest["parameters"]).conditions(), scheduled, rows,
+                            experiment.spare_trials)
     return sum(due.values()), most
 
 

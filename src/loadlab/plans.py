@@ -616,8 +616,9 @@ def planned_experiments(scale_name: str) -> list[Experiment]:
             if measured_at(s, experiment.name.removesuffix(f"-{s}"))]
 
 
-def server_images(scale_name: str) -> set[tuple[str, str | None]]:
-    """(server, variant) of every server image the experiments measured at `scale_name` start (variant None: the
-    server's default), so that `loadlab build --all --scale` builds no image only a left-out experiment uses."""
+def server_images(scale_name: str) -> set[tuple[str, str]]:
+    """(server, variant) of every server image the experiments measured at `scale_name` start (the variant as a
+    trial's config resolves it: the server's default by name), so that `loadlab build --all --scale` builds no image
+    only a left-out experiment uses."""
     return {(condition["config"].server, condition["config"].variant)
             for experiment in planned_experiments(scale_name) for condition in experiment.conditions()}
