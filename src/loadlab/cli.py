@@ -118,7 +118,7 @@ def _trial_config(args):
         pipeline_depth=args.pipeline, server_cpus=args.server_cpus, loadgen_cpus=args.loadgen_cpus,
         memory_limit_bytes=args.memory_limit_mib * MIB, cpu_quota=args.cpu_quota, cpu_period_ms=args.cpu_period_ms,
         max_in_flight=args.max_in_flight, open_loop_generator=args.open_loop_generator,
-        connection_mode=args.connection_mode,
+        connection_mode=args.connection_mode, harness_priority=args.harness_priority,
         verify=not args.no_verify,
         profilers=tuple(args.profiler or ()),
     ).validate()
@@ -336,6 +336,8 @@ def _add_trial_command(sub) -> None:
     p.add_argument("--cpu-period-ms", type=float, help="the CFS period the quota is granted in, 1-1000 ms "
                    "(default: the kernel's 100 ms)")
     p.add_argument("--no-verify", action="store_true", help="skip the contract checks before load")
+    p.add_argument("--harness-priority", default="normal", help="the harness's own threads during the window: "
+                   "normal (default) or idle (SCHED_IDLE: only when neither loadgen nor server wants a core)")
     p.add_argument("--profiler", "--profile", dest="profiler", action="append", metavar="PROFILER",
                    help="capture during the window: pprof, go-metrics, gctrace, jfr, gclog, perf, py-spy, uprobes, jfr-locks "
                    "(repeatable; --profile is its old name, kept for one release)")

@@ -38,6 +38,8 @@ OPEN_LOOP_GENERATORS = ("openloop", "vegeta")
 # the cgroup files from this process when the server's engine is on this host, else from a sidecar container
 # beside the server; `sidecar` always from the sidecar; `stats-api` from the engine's stats API (about 1 Hz).
 SERVER_SAMPLING = ("auto", "sidecar", "stats-api")
+# The harness's own threads during a measured window (harness.priority).
+HARNESS_PRIORITIES = ("normal", "idle")
 
 
 PROFILERS = ("pprof", "go-metrics", "gctrace", "jfr", "gclog", "perf", "py-spy", "uprobes", "jfr-locks")
@@ -193,6 +195,9 @@ class TrialConfig:
     # CPU sets are checked against this host's CPUs unless an engine elsewhere runs them.
     check_host_cpus: bool = True
     server_sampling: str = "auto"  # one of SERVER_SAMPLING
+    # The harness's own threads during the window (harness.priority): "normal", or "idle" (SCHED_IDLE: they run
+    # only when neither the loadgen nor the server wants a core). Every trial before issue 28's check ran "normal".
+    harness_priority: str = "normal"
 
     def validate(self) -> TrialConfig:
         """Check every field before anything starts; raises ParameterError naming the field."""
@@ -247,6 +252,8 @@ class TrialConfig:
         self.profilers = check_profilers(self.profilers, spec.profilers, self.server)
         if self.server_sampling not in SERVER_SAMPLING:
             raise ParameterError("server_sampling", self.server_sampling, SERVER_SAMPLING)
+        if self.harness_priority not in HARNESS_PRIORITIES:
+            raise ParameterError("harness_priority", self.harness_priority, HARNESS_PRIORITIES)
         try:
             ipaddress.ip_address(self.target_host)
         except ValueError:

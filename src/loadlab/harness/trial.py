@@ -22,7 +22,7 @@ from loadlab import hostfacts, outcome
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
-from loadlab.harness import capture, container, images, sampler, sidecar, tcp_diag
+from loadlab.harness import capture, container, images, priority, sampler, sidecar, tcp_diag
 from loadlab.harness import loadgen as loadgen_run
 from loadlab.harness.phases import PhaseClock
 from loadlab.harness.session import ServerSession
@@ -208,7 +208,9 @@ def _measure(config: TrialConfig, session: ServerSession, loadgen: loadgen_run.L
                **({"server": readings.source} if readings.source is not None else {})}
     running = sampler.Sampler(sources)
     try:
-        with running, tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
+        # Entered first, so the sampler's and the counter's threads start under the window's priority.
+        with priority.harness_priority(config.harness_priority), running, \
+                tcp_diag.EstablishedCounter(int(session.port), pid or None) as held:
             load_began = time.monotonic()
             clock.add("window_set_up", load_began - started)
             try:
