@@ -68,6 +68,25 @@ def test_s1_never_uses_a_saturated_trial(processed):
         assert all(v.verdict == rule.INCONCLUSIVE for v in verdicts if v.claim_id == "S1-cpu-user")
 
 
+def test_s1_rss_judges_process_rss_at_the_top_level_and_shows_memory_per_connection_beside(processed):
+    # S1 names process RSS; memory per connection held divides by a count that, under a connection per request,
+    # is the server's speed that day (s1.runtime_overhead), so it is written beside the verdict, never judged.
+    run_id, run = _run("01-runtime-overhead-quick", processed)
+    trials = run["trials"]
+    verdicts = [v for v in s1.runtime_overhead(trials, run["manifest"], CLAIMS, {}, "01-runtime-overhead", run_id)
+                if v.claim_id == "S1-rss"]
+    assert len(verdicts) == 2
+    top_level = trials["level"].max()
+    top = evidence.evidence_trials(trials[trials["level"] == top_level])
+    for verdict in verdicts:
+        assert verdict.measured["metric"] == "process_rss_mib"
+        for side, key in ((verdict.baseline, "baseline_median"), (verdict.candidate, "candidate_median")):
+            rss = top.loc[top["label"] == side, "process_rss_mean_bytes"] / 2**20
+            assert verdict.measured[key] == pytest.approx(rss.median(), rel=1e-9)
+        assert f"at {top_level:,} connections asked (S1: 100,000)" in verdict.explanation
+        assert "per extra connection held" in verdict.explanation and "not judged" in verdict.explanation
+
+
 def test_s1_p99_is_judged_open_loop_at_a_level_both_servers_kept_up_with(processed):
     from loadlab import latency_curve
     from loadlab.judgements import open_loop as open_loop_judging
