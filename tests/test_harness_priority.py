@@ -11,13 +11,17 @@ import pytest
 
 from loadlab.config import TrialConfig
 from loadlab.errors import ParameterError
-from loadlab.harness.priority import harness_priority
+from loadlab.harness.priority import can_leave_idle, harness_priority
+
+needs_rights = pytest.mark.skipif(not can_leave_idle(), reason="SCHED_IDLE can be left only by root or with an "
+                                  "RLIMIT_NICE covering this process's nice value")
 
 
 def _policy(thread_id: int = 0) -> int:
     return os.sched_getscheduler(thread_id)
 
 
+@needs_rights
 def test_idle_moves_every_thread_of_the_process_and_restores_each():
     ready, leave = threading.Event(), threading.Event()
     ids: list[int] = []
@@ -42,6 +46,7 @@ def test_idle_moves_every_thread_of_the_process_and_restores_each():
         waiting.join()
 
 
+@needs_rights
 def test_a_thread_started_inside_runs_idle_and_leaves_with_the_entering_threads_policy():
     seen: list[int] = []
     ids: list[int] = []

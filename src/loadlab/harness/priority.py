@@ -25,9 +25,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 from collections.abc import Iterator
 
 from loadlab.config import HARNESS_PRIORITIES
+
+
+def can_leave_idle() -> bool:
+    """Whether this process may put its threads back from SCHED_IDLE: root, or an RLIMIT_NICE that covers its nice
+    value (Linux lets anyone lower a thread's policy to SCHED_IDLE, not everyone raise it again)."""
+    if os.geteuid() == 0:
+        return True
+    return resource.getrlimit(resource.RLIMIT_NICE)[0] >= 20 - os.nice(0)
 
 
 def _thread_ids() -> list[int]:
@@ -57,6 +66,10 @@ def harness_priority(priority: str) -> Iterator[list[int]]:
     if priority == "normal":
         yield []
         return
+    if not can_leave_idle():
+        # Checked first: a harness stuck idle after its window would be starved in every window that followed.
+        raise PermissionError(f"harness priority {priority!r} needs root or an RLIMIT_NICE of at least "
+                              f"{20 - os.nice(0)} to put its threads back afterwards")
     entering = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
     before: dict[int, tuple[int, int]] = {}
     for thread_id in _thread_ids():
