@@ -276,15 +276,21 @@ def per_connection_beside_text(trials: pd.DataFrame, labels, low_level, high_lev
     """"; beside it, process RSS per extra connection held from 10 to 10,000: go 127 KiB, java-platform 3,086 KiB
     (medians of evidence trials; not judged: ...)". Under a connection per request the connections a server holds
     are its speed that day, so the quotient is shown, never judged (`runtime_overhead`)."""
-    per = per_connection_columns(trials, low_level, high_level)["rss_per_connection_kib"]
-    evidence = evidence_policy.evidence_rows(trials.assign(rss_per_connection_kib=per))
-    top = evidence[evidence["level"] == high_level].groupby("label")["rss_per_connection_kib"].median()
+    top = _per_connection_medians(trials, "rss_per_connection_kib", low_level, high_level)
     parts = [f"{label} {top[label]:,.1f} KiB" for label in labels if label in top and np.isfinite(top[label])]
     if not parts:
         return ""
     return (f"; beside it, process RSS per extra connection held from {low_level:,} to {high_level:,} (medians): "
             + ", ".join(parts) + " (not judged: it divides by the connections a server happened to hold, which under "
             "a connection per request is its speed that day)")
+
+
+def _per_connection_medians(trials: pd.DataFrame, column: str, low_level, high_level) -> pd.Series:
+    """{label: median of `column`} over the evidence trials at `high_level`, `column` one of
+    `per_connection_columns`' (KiB per extra connection held)."""
+    per = per_connection_columns(trials, low_level, high_level)[column]
+    evidence = evidence_policy.evidence_rows(trials.assign(**{column: per}))
+    return evidence[evidence["level"] == high_level].groupby("label")[column].median()
 
 
 def held_rule_text(manifest: Manifest) -> str:
@@ -311,10 +317,9 @@ def memory_beside_text(trials: pd.DataFrame, labels, low_level, high_level) -> s
     counted once per mapping (ZGC maps its heap three times in JDK 21), medians of evidence trials."""
     if "memory_mean_bytes" not in trials or "process_rss_shmem_mean_bytes" not in trials:
         return ""
-    per = per_connection_columns(trials, low_level, high_level)["cgroup_per_connection_kib"]
-    evidence = evidence_policy.evidence_rows(trials.assign(cgroup_per_connection_kib=per))
-    top = evidence[evidence["level"] == high_level]
-    cgroup = top.groupby("label")["cgroup_per_connection_kib"].median()
+    cgroup = _per_connection_medians(trials, "cgroup_per_connection_kib", low_level, high_level)
+    top = evidence_policy.evidence_rows(trials)
+    top = top[top["level"] == high_level]
     shmem = units.bytes_to_mib(top.groupby("label")["process_rss_shmem_mean_bytes"].median())
     parts = [f"{label} {cgroup[label]:,.1f} KiB" for label in labels if label in cgroup and np.isfinite(cgroup[label])]
     shared = [f"{label} {shmem[label]:,.0f} MiB" for label in labels if label in shmem and np.isfinite(shmem[label])]
