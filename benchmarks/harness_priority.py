@@ -27,6 +27,7 @@ from pathlib import Path
 
 from loadlab import paths, rundir
 from loadlab.config import HARNESS_PRIORITIES, TrialConfig
+from loadlab.experiment import Experiment
 from loadlab.harness import container, engine
 from loadlab.harness.trial import run_trial
 
@@ -34,18 +35,10 @@ EXPERIMENT = "01-open-loop-latency-quick"
 
 
 def _configs(run_dir: Path, servers: set[str]) -> list[TrialConfig]:
-    """One config per distinct condition the run measured for `servers` (its spares and repeats collapsed)."""
-    seen: dict[str, TrialConfig] = {}
-    for path in sorted((run_dir / "trials").glob("*/trial.json")):
-        record = json.loads(path.read_text())
-        config = record["config"]
-        if config["server"] not in servers or config["load_mode"] != "open":
-            continue
-        fields = {f.name for f in dataclasses.fields(TrialConfig)}
-        config = {k: v for k, v in config.items() if k in fields}
-        config["profilers"] = tuple(config.get("profilers") or ())
-        seen.setdefault(record["condition"], TrialConfig(**config))
-    return list(seen.values())
+    """The open-loop conditions' trial configs of `servers`, as the run's recorded plan builds them."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    conditions = Experiment.from_record(manifest["parameters"]).conditions()
+    return [c["config"] for c in conditions if c["config"].server in servers and c["config"].load_mode == "open"]
 
 
 def main() -> int:

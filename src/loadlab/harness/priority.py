@@ -44,13 +44,10 @@ def _thread_ids() -> list[int]:
     return sorted(int(name) for name in os.listdir("/proc/self/task"))
 
 
-def _set_policy(thread_id: int, policy: int, priority: int = 0) -> bool:
-    """Set one thread's policy; False when the thread has ended meanwhile."""
-    try:
+def _set_policy(thread_id: int, policy: int, priority: int = 0) -> None:
+    """Set one thread's policy; a thread that has ended meanwhile needs none."""
+    with contextlib.suppress(ProcessLookupError):
         os.sched_setscheduler(thread_id, policy, os.sched_param(priority))
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @contextlib.contextmanager

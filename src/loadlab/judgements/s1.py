@@ -138,8 +138,8 @@ def threads_per_connection_text(trials: pd.DataFrame, labels, low_level, high_le
     if low_level >= high_level:
         return ""
     per = per_connection(trials, "tasks_peak", low_level, high_level)
-    evidence = evidence_policy.evidence_rows(with_level_shortfall(trials, low_level).assign(threads_per_connection=per))
-    slopes = evidence[evidence["level"] == high_level].groupby("label")["threads_per_connection"].median()
+    slopes = _top_level_medians(with_level_shortfall(trials, low_level).assign(threads_per_connection=per),
+                                high_level, ["threads_per_connection"])["threads_per_connection"]
     parts = [f"{label} {slopes[label]:.2g}" for label in labels if label in slopes and np.isfinite(slopes[label])]
     if not parts:
         return ""
@@ -276,7 +276,8 @@ def per_connection_beside_text(trials: pd.DataFrame, labels, low_level, high_lev
     """"; beside it, process RSS per extra connection held from 10 to 10,000: go 127 KiB, java-platform 3,086 KiB
     (medians of evidence trials; not judged: ...)". Under a connection per request the connections a server holds
     are its speed that day, so the quotient is shown, never judged (`runtime_overhead`)."""
-    top = _per_connection_medians(trials, "rss_per_connection_kib", low_level, high_level)
+    top = _top_level_medians(per_connection_columns(trials, low_level, high_level), high_level,
+                             ["rss_per_connection_kib"])["rss_per_connection_kib"]
     parts = [f"{label} {top[label]:,.1f} KiB" for label in labels if label in top and np.isfinite(top[label])]
     if not parts:
         return ""
@@ -285,12 +286,11 @@ def per_connection_beside_text(trials: pd.DataFrame, labels, low_level, high_lev
             "a connection per request is its speed that day)")
 
 
-def _per_connection_medians(trials: pd.DataFrame, column: str, low_level, high_level) -> pd.Series:
-    """{label: median of `column`} over the evidence trials at `high_level`, `column` one of
-    `per_connection_columns`' (KiB per extra connection held)."""
-    per = per_connection_columns(trials, low_level, high_level)[column]
-    evidence = evidence_policy.evidence_rows(trials.assign(**{column: per}))
-    return evidence[evidence["level"] == high_level].groupby("label")[column].median()
+def _top_level_medians(trials: pd.DataFrame, high_level, columns: list[str]) -> pd.DataFrame:
+    """Per label, the median of each of `columns` over the evidence trials at `high_level` (one pass of the evidence
+    policy for all of them)."""
+    evidence = evidence_policy.evidence_rows(trials)
+    return evidence[evidence["level"] == high_level].groupby("label")[columns].median()
 
 
 def held_rule_text(manifest: Manifest) -> str:
@@ -317,10 +317,10 @@ def memory_beside_text(trials: pd.DataFrame, labels, low_level, high_level) -> s
     counted once per mapping (ZGC maps its heap three times in JDK 21), medians of evidence trials."""
     if "memory_mean_bytes" not in trials or "process_rss_shmem_mean_bytes" not in trials:
         return ""
-    cgroup = _per_connection_medians(trials, "cgroup_per_connection_kib", low_level, high_level)
-    top = evidence_policy.evidence_rows(trials)
-    top = top[top["level"] == high_level]
-    shmem = units.bytes_to_mib(top.groupby("label")["process_rss_shmem_mean_bytes"].median())
+    medians = _top_level_medians(per_connection_columns(trials, low_level, high_level), high_level,
+                                 ["cgroup_per_connection_kib", "process_rss_shmem_mean_bytes"])
+    cgroup = medians["cgroup_per_connection_kib"]
+    shmem = units.bytes_to_mib(medians["process_rss_shmem_mean_bytes"])
     parts = [f"{label} {cgroup[label]:,.1f} KiB" for label in labels if label in cgroup and np.isfinite(cgroup[label])]
     shared = [f"{label} {shmem[label]:,.0f} MiB" for label in labels if label in shmem and np.isfinite(shmem[label])]
     text = "; the cgroup's memory in use per extra connection beside it: " + ", ".join(parts) if parts else ""
