@@ -72,3 +72,17 @@ def test_validate_route_rejects_targets_outside_the_contract(target):
 def test_validate_route_accepts_contract_targets():
     assert contract.validate_route("/mixed?cpu=10&io=5") == ("/mixed", {"cpu": 10, "io": 5})
     assert contract.validate_route("/json") == ("/json", {})
+
+
+def test_the_listen_queue_is_the_one_contract_md_asks_and_checked_as_the_kernel_caps_it():
+    from loadlab.contract import verify
+
+    assert f"backlog of {contract.LISTEN_BACKLOG:,}" in DOCUMENT
+    assert verify.check_listen_backlog(contract.LISTEN_BACKLOG, 4096).passed
+    # tokio's TcpListener::bind (1,024) and Node.js's default (511): not the contract's.
+    assert not verify.check_listen_backlog(1024, 4096).passed
+    assert "1,024" in verify.check_listen_backlog(1024, 4096).detail
+    # A kernel that caps the queue lower: the cap is what a server asking the contract's gets.
+    assert verify.check_listen_backlog(128, 128).passed
+    assert verify.check_listen_backlog(contract.LISTEN_BACKLOG, None).passed
+    assert verify.somaxconn("/nonexistent/somaxconn") is None

@@ -225,6 +225,9 @@ class _Running:
         self.host, self.port = "127.0.0.1", port
         self.spec = SimpleNamespace(name="toy", routes=routes)
 
+    def listen_backlog(self):
+        return None  # as for an engine elsewhere: the toy's listen queue is not the contract's business here
+
     def __enter__(self):
         return self
 
@@ -241,7 +244,7 @@ def _verify_cli(monkeypatch, capsys, port: int, *arguments: str) -> tuple[int, d
 
     # The container and the contract checks are the Docker test's business: here only the fuzz wiring.
     monkeypatch.setattr(session.ServerSession, "start", classmethod(lambda cls, **kwargs: _Running(port)))
-    monkeypatch.setattr(verify, "verify_server", lambda host, port, name, routes: [])
+    monkeypatch.setattr(verify, "verify_server", lambda host, port, name, routes, **checks: [])
     code = cli.main(["verify", "--server", "go-nethttp", "--json", "--fuzz", "--fuzz-requests", "60",
                      "--fuzz-time-budget", "8", *arguments])
     return code, json.loads(capsys.readouterr().out)

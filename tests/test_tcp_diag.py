@@ -37,6 +37,16 @@ def test_connections_held_are_counted_accepted_or_queued_and_other_ports_are_not
                 sock.close()
 
 
+def test_a_listening_sockets_queue_bound_is_the_backlog_it_asked_for_and_nothing_listening_reads_none():
+    with _listener(backlog=37) as small, _listener(backlog=300) as larger:
+        assert tcp_diag.listen_backlog(small.getsockname()[1]) == 37
+        assert tcp_diag.listen_backlog(larger.getsockname()[1], os.getpid()) == 300
+        port = small.getsockname()[1]
+    # The port no longer listens: nothing to read, not a zero.
+    assert tcp_diag.listen_backlog(port) is None
+    assert tcp_diag.listen_backlog(port, pid=2**22 + 7) is None
+
+
 def test_a_process_in_another_network_namespace_gets_no_count():
     assert tcp_diag.same_network_namespace(os.getpid())
     assert tcp_diag.established_count(1, pid=2**22 + 7) is None  # no such process: nothing to compare with

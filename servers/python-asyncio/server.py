@@ -16,6 +16,7 @@ import uvicorn
 from app import SERVER_NAME
 
 WORKERS_MAX = 64
+LISTEN_BACKLOG = 4096
 
 
 def workers() -> int:
@@ -58,6 +59,9 @@ def main() -> None:
         # middleware, and nothing sits in front of this server.
         proxy_headers=False,
         timeout_keep_alive=120,
+        # The listen queue every server in servers/ asks for (CONTRACT.md);
+        # uvicorn's default is 2,048.
+        backlog=LISTEN_BACKLOG,
     )
 
 

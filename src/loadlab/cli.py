@@ -86,7 +86,8 @@ def command_verify(args) -> int:
         server=args.server, variant=args.variant, settings=_settings(args.setting), cpuset=args.server_cpus,
         build=not args.no_build,
     ) as running:
-        checks = verify.verify_server(running.host, running.port, running.spec.name, running.spec.routes)
+        checks = verify.verify_server(running.host, running.port, running.spec.name, running.spec.routes,
+                                      listen_backlog=running.listen_backlog())
         if args.fuzz:
             fuzzed = fuzz.run_fuzz(
                 running.host, running.port, seed=args.fuzz_seed, max_requests=args.fuzz_requests,

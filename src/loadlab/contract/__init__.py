@@ -19,6 +19,12 @@ PLAINTEXT_200_BODY = b"0123456789" * 20
 _UINT64_MASK = (1 << 64) - 1
 CPU_HASH_SEED = 0xCBF29CE484222325
 
+# Connections a server's listening socket may hold completed but not yet accepted (listen(2)'s backlog; the
+# kernel caps it at net.core.somaxconn, 4,096 here). The runtimes' own defaults differ (Go asks for somaxconn,
+# tokio 1,024, uvicorn 2,048, Node.js 511, Java's HttpServer 50): under a connection per request a burst past
+# the queue costs each dropped client a one-second SYN retransmission, so every server asks for the same.
+LISTEN_BACKLOG = 4096
+
 IO_MS_MAX = 10_000
 CPU_N_MAX = 10_000_000
 

@@ -156,8 +156,13 @@ def _bad_parameter_cases(route: str) -> list[tuple[str, str]]:
     return cases
 
 
-def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...], thorough: bool = True) -> list[Check]:
+def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...], thorough: bool = True,
+                  listen_backlog: int | None = None) -> list[Check]:
     """Run every contract check that applies to a server serving `routes`.
+
+    `listen_backlog`: the bound of the server's listen queue as the kernel
+    reports it (harness.tcp_diag.listen_backlog, where the server's network
+    namespace is the caller's); checked against the contract when given.
 
     `thorough=False` (what a trial runs before its load) leaves out the two
     slow checks: that Date advances (a 1.1 s wait) and /cpu at its bound
@@ -226,7 +231,27 @@ def verify_server(host: str, port: int, server_name: str, routes: tuple[str, ...
     checks.append(_check_connection_close(host, port, known))
     if thorough:
         checks.append(_check_date_is_live(host, port, known))
+    if listen_backlog is not None:
+        checks.append(check_listen_backlog(listen_backlog, somaxconn()))
     return checks
+
+
+def somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int | None:
+    """The kernel's cap on a listen queue (net.core.somaxconn) in this network namespace; None when unreadable."""
+    try:
+        with open(path) as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def check_listen_backlog(found: int, cap: int | None) -> Check:
+    """The server's listen queue (`found`, connections: the bound the kernel reports for its listening socket) is
+    the contract's LISTEN_BACKLOG, as net.core.somaxconn (`cap`, None when unknown) caps it."""
+    expected = min(contract.LISTEN_BACKLOG, cap) if cap is not None else contract.LISTEN_BACKLOG
+    detail = (f"listen queue of {found:,} connections (the contract asks {contract.LISTEN_BACKLOG:,}"
+              + (f"; net.core.somaxconn caps it at {cap:,}" if cap is not None else "") + ")")
+    return Check("listen queue is the contract's", found == expected, detail)
 
 
 def _check_malformed_escape(host: str, port: int, route: str) -> Check:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from loadlab.config import check_cpu_period, check_cpusets, new_run_id, parse_cpuset
 from loadlab.errors import ParameterError
-from loadlab.harness import container, engine, images
+from loadlab.harness import container, engine, images, tcp_diag
 from loadlab.harness.phases import PhaseClock
 from loadlab.servers import ServerSpec, get_server
 
@@ -108,6 +108,11 @@ class ServerSession:
 
     def url(self, target: str) -> str:
         return f"http://{self.host}:{self.port}{target}"
+
+    def listen_backlog(self) -> int | None:
+        """The bound of the server's listen queue (connections) as the kernel reports it; None where the server
+        does not share this network namespace (tcp_diag.listen_backlog)."""
+        return tcp_diag.listen_backlog(int(self.port), container.host_pid(self.container) or None)
 
     def close(self) -> None:
         """Remove the container, keeping what it printed (last_log_tail) for a failure record."""

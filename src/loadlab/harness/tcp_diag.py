@@ -34,8 +34,10 @@ _SPORT_OFFSET = 4  # inet_diag_msg: family, state, timer, retransmits (1 byte ea
 # After the 48-byte sockid: expires, rqueue, wqueue, uid, then the inode of the socket's file. A connection
 # still in the accept queue has no file yet (inode 0): the kernel completed it, the server has not accepted it.
 _INODE_OFFSET = 4 + 48 + 4 * 4
-# A listening socket's rqueue is its accept queue's length now (inet_diag: sk_ack_backlog).
+# A listening socket's rqueue is its accept queue's length now (inet_diag: sk_ack_backlog), its wqueue the
+# queue's bound (sk_max_ack_backlog: listen(2)'s backlog, capped at net.core.somaxconn).
 _RQUEUE_OFFSET = 4 + 48 + 4
+_WQUEUE_OFFSET = _RQUEUE_OFFSET + 4
 
 
 def same_network_namespace(pid: int) -> bool:
@@ -92,6 +94,21 @@ def connection_counts(port: int, pid: int | None = None) -> tuple[int, int] | No
     except OSError:
         return None
     return established, queued
+
+
+def listen_backlog(port: int, pid: int | None = None) -> int | None:
+    """The accept queue's bound (connections) of the socket listening on `port` in this network namespace: the
+    backlog the server asked listen(2) for, as the kernel capped it. The largest where several listen (IPv4 and
+    IPv6, or SO_REUSEPORT workers); None when `pid` is given and lives in another namespace, when nothing
+    listens on `port` here (an engine on another machine) or the kernel offers no socket diagnostics."""
+    if pid is not None and not same_network_namespace(pid):
+        return None
+    try:
+        bounds = [struct.unpack_from("=I", message, _WQUEUE_OFFSET)[0]
+                  for message in _port_messages(port, 1 << TCP_LISTEN)]
+    except OSError:
+        return None
+    return max(bounds) if bounds else None
 
 
 def leftover_counts(port: int, pid: int | None = None) -> dict | None:

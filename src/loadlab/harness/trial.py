@@ -358,7 +358,8 @@ def _start_server(trial: _Trial, client, loadgen_client, log) -> ServerSession:
 
 def _verify(trial: _Trial, session: ServerSession) -> None:
     """The contract's checks before the load; a server that fails one is a failed trial (`verify-failed`)."""
-    checks = verify.verify_server(session.host, session.port, session.spec.name, session.spec.routes, thorough=False)
+    checks = verify.verify_server(session.host, session.port, session.spec.name, session.spec.routes, thorough=False,
+                                  listen_backlog=session.listen_backlog())
     summary = verify.summarize(checks)
     # gzip: the same 70 passed checks in every trial were 2.6 MB of the reference data, plain.
     write_bytes_atomic(trial.trial_dir / VERIFY_REPORT, gzip.compress(json.dumps(summary, indent=1).encode()))
