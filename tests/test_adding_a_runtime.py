@@ -26,7 +26,8 @@ NAME = "guide-example"
 
 # The smallest contract subset a loadlab.yaml may declare (routes: [/plaintext, /json, /health]), in Node from
 # Debian's nodejs as the guide's Dockerfile section says. HEAD, 404, 405 + Allow, Connection: close and a live
-# Date come from the contract, the rest (Content-Length, keep-alive) from node's http module.
+# Date come from the contract, the rest (Content-Length, keep-alive) from node's http module; the listen queue is
+# the contract's 4,096 (node's default, 511, fails verify).
 SERVER_JS = r"""'use strict';
 const http = require('http');
 const ROUTES = new Set(['/plaintext', '/json', '/health']);
@@ -47,7 +48,7 @@ http.createServer({ keepAliveTimeout: 120000 }, (req, res) => {
   if (path === '/json') return json(req, res, 200, { message: 'Hello, World!' });
   return json(req, res, 200, { server: 'guide-example', runtime: 'node', runtime_version: process.versions.node,
                                model: 'single-event-loop', settings: {}, contract: 1 });
-}).on('clientError', (err, socket) => socket.destroy()).listen(Number(process.env.PORT || 8080), process.env.HOST || '0.0.0.0');
+}).on('clientError', (err, socket) => socket.destroy()).listen({ port: Number(process.env.PORT || 8080), host: process.env.HOST || '0.0.0.0', backlog: 4096 });
 """
 
 DOCKERFILE = """ARG BASE_IMAGE=loadlab/base:trixie
