@@ -172,3 +172,13 @@ def test_the_figure_passes_the_lint_and_its_finding_makes_alt_text(committed):
     empty = atlas.atlas_table(None, None, None, "quick")
     assert lint_figure(atlas_figure(empty, atlas.PANELS, atlas.ATLAS_RUNTIMES, title="nothing yet")).problems == []
     assert "Not measured on any axis" in atlas.atlas_finding(empty)
+
+
+def test_a_capacity_panel_labels_thousands_compactly_so_its_ticks_do_not_collide():
+    # The reference of 2026-11-29 drew capacity from about 5,000 to 130,000 req/s: "100,000" beside "200,000" on a
+    # panel a sixth of the figure wide overlapped (the page check caught it).
+    from loadlab.plots.style import compact_number
+
+    assert [compact_number(v) for v in (5000, 10_000, 20_000, 150_000, 200_000)] == \
+        ["5,000", "10k", "20k", "150k", "200k"]
+    assert compact_number(0.5) == "0.5" and compact_number(2_000_000) == "2,000k"

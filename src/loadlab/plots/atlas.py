@@ -23,7 +23,7 @@ from matplotlib.lines import Line2D
 
 from ._common import KEY_COLOUR, finish_figure, require_columns
 from .palette import series_style
-from .style import format_log_axis, new_figure, plain_formatter, spans_decades, style_context
+from .style import compact_formatter, format_log_axis, new_figure, plain_formatter, spans_decades, style_context
 
 MISSING_COLOUR = "0.45"
 COLUMNS_PER_ROW = 3
@@ -71,7 +71,8 @@ def _draw_panel(axes, block: pd.DataFrame, runtimes: Sequence[str], label: str, 
         # The labels' density follows the span drawn (the padded limits), not the values' alone, or a narrow
         # panel gets 2, 3 and 5 times each decade and they overlap.
         limits = (bounds.min() / 1.6, bounds.max() * 1.6)
-        format_log_axis(axes.xaxis, pd.Series(limits), plain_formatter())
+        # Thousands as "20k": a panel a sixth of the figure wide has no room for "100,000" beside "200,000".
+        format_log_axis(axes.xaxis, pd.Series(limits), compact_formatter())
         axes.set_xlim(*limits)
     else:
         axes.xaxis.set_major_formatter(plain_formatter())

@@ -151,6 +151,18 @@ def plain_number(value: float) -> str:
     return f"{value:.3g}"
 
 
+def compact_number(value: float) -> str:
+    """A tick on a narrow axis: as plain_number below 10,000, in thousands above (20000 -> "20k", 150000 -> "150k")."""
+    if np.isfinite(value) and abs(value) >= 10_000:
+        return f"{value / 1000:,.3g}k" if abs(value) < 1_000_000 else f"{value / 1000:,.0f}k"
+    return plain_number(value)
+
+
+def compact_formatter() -> FuncFormatter:
+    """Tick labels of compact_number: for panels too narrow for "100,000" beside "200,000"."""
+    return FuncFormatter(lambda value, _position: compact_number(value))
+
+
 def plain_formatter() -> FuncFormatter:
     """Tick labels with thousands separators and at most 3 significant digits below 1,000."""
     return FuncFormatter(lambda value, _position: plain_number(value))
