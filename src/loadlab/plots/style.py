@@ -152,9 +152,11 @@ def plain_number(value: float) -> str:
 
 
 def compact_number(value: float) -> str:
-    """A tick on a narrow axis: as plain_number below 10,000, in thousands above (20000 -> "20k", 150000 -> "150k")."""
+    """A tick on a narrow axis: as plain_number below 10,000, in whole thousands above (20000 -> "20k", 150000 ->
+    "150k"; a log axis's ticks there are whole thousands). Not count_formatter: its SI prefixes would label a
+    panel's values under 1 in milli ("500m")."""
     if np.isfinite(value) and abs(value) >= 10_000:
-        return f"{value / 1000:,.3g}k" if abs(value) < 1_000_000 else f"{value / 1000:,.0f}k"
+        return f"{value / 1000:,.0f}k"
     return plain_number(value)
 
 
