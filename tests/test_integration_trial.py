@@ -143,13 +143,21 @@ def test_a_connection_per_request_trial_opens_one_connection_for_each_request(do
 
     assert row["status"] == "ok", row
     print(f"per-request: {row['requests']} requests, {row['connections_accepted']} connections accepted "
-          f"({row['connections_accepted_per_request']:.3f} per request)")
+          f"({row['connections_accepted_per_request']:.3f} per request); established median "
+          f"{row['connections_established_median']}, max {row['connections_established_max']}, "
+          f"{row['connections_established_samples']} readings")
     # One connection per request, plus wrk's first 16 and the few the harness opens.
     assert row["requests"] > 100
     assert row["requests"] <= row["connections_accepted"] <= row["requests"] * 1.02 + 40
-    # A connection per request: the server holds a connection only while its request is in its hands, so fewer
-    # than the 16 wrk keeps (the rest are between a close and the next handshake) are counted as held.
-    assert row["connections_established_samples"] >= 1 and 0 <= row["connections_established_median"] <= 16
+    # A connection per request: wrk never has more than its 16 open, so the count stays near 16 and does not grow
+    # with the requests served. A socket-diagnostics dump walks the kernel's hash table, it is not a snapshot: under
+    # this churn (thousands of connections a second) a connection closed after the walk passed it and its successor,
+    # opened in a bucket not yet walked, are both counted, so a reading exceeds 16 by a few (17 in CI, 6 to 19 in five
+    # runs here, 2026-12-06), and by more when the walking thread loses its core mid-walk to the server or wrk
+    # (each lives about 2 ms here); tcp_diag.connection_counts says so. Thousands, had connections leaked, would not
+    # pass.
+    assert row["connections_established_samples"] >= 1
+    assert 0 <= row["connections_established_median"] <= 4 * 16
     assert container.leftovers(docker_client, run_id) == []
 
 

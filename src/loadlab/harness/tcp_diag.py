@@ -83,6 +83,11 @@ def connection_counts(port: int, pid: int | None = None) -> tuple[int, int] | No
     this network namespace: `queued` are those still in the accept queue (no socket file yet: the kernel
     completed them, the server has not accepted them). None when `pid` is given and lives in another namespace,
     or the kernel offers no socket diagnostics.
+
+    A dump walks the kernel's socket hash table in batches; it is not an atomic snapshot. Under connection churn
+    (a connection per request) a connection closed after the walk passed it and its successor, opened in a bucket
+    not yet walked, are both counted, so a reading can exceed the connections open at any one instant by a few.
+    With connections held for the window (S1's counts) there is no churn and the count is exact.
     """
     if pid is not None and not same_network_namespace(pid):
         return None
