@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from loadlab import rundir, tables
+from loadlab import plans, rundir, tables
 from loadlab.judgements import s1
 from loadlab.judgements.capacity import capacity_ranking
 from loadlab.pages import atlas
@@ -108,14 +108,30 @@ def test_a_runtime_whose_trials_were_no_evidence_at_the_condition_says_why(commi
     assert atlas.no_evidence_text(latency, atlas.AXIS_BY_KEY["p99-0.8"], "go") == (
         "its 3 trials at 0.8 of its capacity: 3 loadgen behind its schedule")
     assert atlas.no_evidence_text(latency, atlas.AXIS_BY_KEY["p99-0.5"], "go") == "no evidence trial at this condition"
-    # A runtime the run never planned says so (the reference's open loop offers load to S1's servers and the new
-    # runtimes only).
+    # A runtime the run never planned says so: where full measures it (java-virtual, swoole and python in 01's open
+    # loop), with the command that does; a run read as another scale's, as not in its plan.
     open_loop = committed[atlas.LATENCY]
     planned = {entry.get("label") for entry in open_loop.manifest.parameters.get("servers", [])}
     unplanned = [label for label in atlas.ATLAS_RUNTIMES if label not in planned]
     if unplanned:
-        table = atlas.atlas_table(None, open_loop, None, "quick").set_index(["axis", "runtime"])
+        assert set(unplanned) <= plans.measured_only_at_full(atlas.LATENCY)
+        table = atlas.atlas_table(None, open_loop, None, "quick", full_only=plans.measured_only_at_full)
+        table = table.set_index(["axis", "runtime"])
+        assert table.at[("p99-0.5", unplanned[0]), "note"] == (
+            f"not measured in run {open_loop.run_id} (measured at full only, make reproduce SCALE=full: quick's "
+            "100-minute budget has no room for it)")
+        table = atlas.atlas_table(None, open_loop, None, "full", full_only=plans.measured_only_at_full)
+        table = table.set_index(["axis", "runtime"])
         assert table.at[("p99-0.5", unplanned[0]), "note"] == f"not measured in run {open_loop.run_id} (not in its plan)"
+
+
+def test_the_open_loop_offers_load_to_every_atlas_runtime_at_full_and_judges_only_s1s():
+    capacities = {label: 1000.0 for label in atlas.ATLAS_RUNTIMES}
+    quick = {entry.label: entry for entry in plans.runtime_overhead_latency("quick", capacities).servers}
+    full = {entry.label: entry for entry in plans.runtime_overhead_latency("full", capacities).servers}
+    assert set(full) == set(atlas.ATLAS_RUNTIMES)
+    assert set(full) - set(quick) == plans.measured_only_at_full(atlas.LATENCY) == {"java-virtual", "swoole", "python"}
+    assert {label for label, entry in full.items() if not entry.shown} == {"go", "java-platform", "rust"}
 
 
 def test_a_run_that_does_not_exist_yet_is_named_by_its_experiment(committed):

@@ -304,6 +304,24 @@ def runtime_overhead_keepalive(scale_name: str) -> Experiment:
 LATENCY_CAPACITY_FRACTIONS = {"smoke": [0.5, 1.2], "quick": [0.5, 0.8, 1.2], "full": [0.25, 0.5, 0.8, 0.9, 1.0, 1.2]}
 LATENCY_SERVERS = (ServerEntry("go-nethttp", label="go"), JAVA_PLATFORM, ServerEntry("rust-tokio", label="rust"),
                    *NEW_RUNTIMES)
+# The atlas's p99 of the runtimes no latency claim names, at full only: at quick their 27 windows (three runtimes,
+# three fractions, 3 trials) would cost about 11 minutes, and the cold quick sitting of 2026-12-06 already took
+# 99.6 of its 100 (issue 32). No verdict reads them; the atlas says where they are measured.
+LATENCY_SERVERS_AT_FULL = (JAVA_VIRTUAL, ServerEntry("php-swoole", label="swoole"),
+                           ServerEntry("python-asyncio", label="python"))
+
+
+def latency_servers(scale_name: str) -> tuple[ServerEntry, ...]:
+    """The servers 01's open loop offers load to at `scale_name`: S1-p99's, the new runtimes, and at full the rest
+    of the atlas's (LATENCY_SERVERS_AT_FULL)."""
+    return LATENCY_SERVERS + (LATENCY_SERVERS_AT_FULL if scale(scale_name).name == "full" else ())
+
+
+def measured_only_at_full(experiment_name: str) -> set[str]:
+    """The labels of the servers experiment `experiment_name` (without its scale suffix) measures at full only."""
+    if experiment_name == "01-open-loop-latency":
+        return {entry.display_label() for entry in LATENCY_SERVERS_AT_FULL}
+    return set()
 # The rate past the knee draws the knee; no verdict reads it (judgements.open_loop judges below both knees).
 LATENCY_SHOWN_FRACTIONS = (1.2,)
 # Enough for the rates offered below the knee (thousands a second at ~1 ms each need a few in flight); past it,
@@ -315,7 +333,8 @@ LATENCY_MAX_IN_FLIGHT = 512
 def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) -> Experiment:
     """01 (S1-p99): go, java-platform and rust under S1's load (a new connection per request, /plaintext200), open
     loop, each at fractions of its own capacity (req/s, from `capacities_rps`: the closed loop's throughput at its
-    lowest connection level, few connections as in an open loop), each at its S1 quota.
+    lowest connection level, few connections as in an open loop), each at its S1 quota; node and erlang beside
+    them, and at full the atlas's other runtimes (`latency_servers`), shown, never judged.
 
     A server without a measured capacity (no evidence trial in the closed
     loop: it stalled, say) is left out; the notebook names it.
@@ -323,10 +342,10 @@ def runtime_overhead_latency(scale_name: str, capacities_rps: dict[str, float]) 
     p = scale(scale_name)
     # The quotas the capacities were measured under: a fraction is of what the server can do as it ran there.
     servers = [dataclasses.replace(entry, capacity_rps=float(capacities_rps[entry.label]))
-               for entry in _s1_servers(list(LATENCY_SERVERS)) if capacities_rps.get(entry.label)]
+               for entry in _s1_servers(list(latency_servers(scale_name))) if capacities_rps.get(entry.label)]
     if not servers:
         raise ParameterError("capacities_rps", capacities_rps, "a measured capacity (req/s) for at least one of " +
-                             ", ".join(entry.label for entry in LATENCY_SERVERS))
+                             ", ".join(entry.label for entry in latency_servers(scale_name)))
     fractions = LATENCY_CAPACITY_FRACTIONS[p.name]
     load = Load(mode="open", route=S1_ROUTE, connections=[1], capacity_fractions=fractions,
                 capacity_basis="own", request_timeout_s=10, max_in_flight=LATENCY_MAX_IN_FLIGHT,
@@ -598,7 +617,8 @@ def pinning(scale_name: str) -> Experiment:
 
 # Stand-ins for what a plan is sized by at run time (01's and 04's capacities, 02's calibrated CPU rounds): they
 # change rates, never which servers, images or how many trials, so a listing of the plans can use them.
-_PLACEHOLDER_CAPACITIES_RPS = {entry.display_label(): 1000.0 for entry in (*LATENCY_SERVERS, *IO_LATENCY_SERVERS)}
+_PLACEHOLDER_CAPACITIES_RPS = {entry.display_label(): 1000.0
+                               for entry in (*LATENCY_SERVERS, *LATENCY_SERVERS_AT_FULL, *IO_LATENCY_SERVERS)}
 _PLACEHOLDER_CPU_ROUNDS = 1000
 
 
