@@ -41,6 +41,16 @@ def test_every_committed_verdict_has_its_threats_read_from_its_own_run():
                 if entry["server"] == "java-threads"}
     assert len(recorded) == 1
     assert here["JVM flags"] == (recorded.pop() or "the server's default (-XX:+UseG1GC)")
+    # The listen queue every server's trials found before their load (contract.verify), against the source's unstated
+    # one with its runtimes' defaults; and the words when servers differ or the run predates the check.
+    assert here["listen queue"] == ("every server's the same, checked before each trial's load: listen queue of 4,096 "
+                                    "connections (the contract asks 4,096; net.core.somaxconn caps it at 4,096)")
+    assert {t["aspect"]: t["source"] for t in s1["threats"]}["listen queue"].startswith("not stated")
+    differing = RunFacts("r-1", "e", None, None, None, None, {}, {}, parameters={}, trial_runs=True,
+                         listen_queues={"go": "listen queue of 4,096", "rust": "listen queue of 1,024 (failed)"})
+    assert threats.RECORDED["listen queue"](differing) == "go: listen queue of 4,096; rust: listen queue of 1,024 (failed)"
+    older = RunFacts("r-1", "e", None, None, None, None, {}, {}, parameters={}, trial_runs=True)
+    assert threats.RECORDED["listen queue"](older).startswith("not recorded by the run")
     # A Go microbenchmark has no JVM row; S5's has one, saying the run did not record its flags.
     spawn = next(row for row in rows if "S1-spawn" in row["claims"])
     assert "JVM flags" not in {t["aspect"] for t in spawn["threats"]}

@@ -24,6 +24,7 @@ from loadlab.manifest import Manifest
 
 MANIFEST = "manifest.json"
 TRIALS = "trials"
+VERIFY_REPORT = "verify.json.gz"  # a trial's contract check before its load (contract.verify.summarize), gzip JSON
 PARTIAL_SUFFIX = ".partial"
 
 

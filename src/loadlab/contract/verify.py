@@ -245,13 +245,16 @@ def somaxconn(path: str = "/proc/sys/net/core/somaxconn") -> int | None:
         return None
 
 
+LISTEN_QUEUE_CHECK = "listen queue is the contract's"  # the check's name, as pages read it from a trial's report
+
+
 def check_listen_backlog(found: int, cap: int | None) -> Check:
     """The server's listen queue (`found`, connections: the bound the kernel reports for its listening socket) is
     the contract's LISTEN_BACKLOG, as net.core.somaxconn (`cap`, None when unknown) caps it."""
     expected = min(contract.LISTEN_BACKLOG, cap) if cap is not None else contract.LISTEN_BACKLOG
     detail = (f"listen queue of {found:,} connections (the contract asks {contract.LISTEN_BACKLOG:,}"
               + (f"; net.core.somaxconn caps it at {cap:,}" if cap is not None else "") + ")")
-    return Check("listen queue is the contract's", found == expected, detail)
+    return Check(LISTEN_QUEUE_CHECK, found == expected, detail)
 
 
 def _check_malformed_escape(host: str, port: int, route: str) -> Check:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from loadlab import hostfacts, outcome
+from loadlab import hostfacts, outcome, rundir
 from loadlab.config import LOADGEN_SATURATION_UTILIZATION, TrialConfig, parse_cpuset
 from loadlab.contract import verify
 from loadlab.errors import TrialFailure
@@ -31,7 +31,7 @@ from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_ato
 from loadlab.servers import loadgen_image, recorder_settings
 from loadlab.stats.latency import percentile_column
 
-VERIFY_REPORT = "verify.json.gz"  # the contract check before the load (verify.summarize), gzip JSON
+VERIFY_REPORT = rundir.VERIFY_REPORT  # the contract check before the load (verify.summarize), gzip JSON
 # The longest wait between warm-up and window for the server to get through the warm-up's leftover connections
 # (tcp_diag.wait_for_leftovers); a trial that has not settled by then starts anyway, and trial.json says so.
 SETTLE_MAX_S = 10.0

@@ -11,7 +11,9 @@ JupyterLab and in the exported HTML alike.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import html
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from loadlab import hostfacts, paths, rundir
 from loadlab.claims import Source
+from loadlab.contract.verify import LISTEN_QUEUE_CHECK
 from loadlab.experiment import trials_text
 from loadlab.rundir import write_json_atomic
 
@@ -68,24 +71,49 @@ def short_version(runtime: str | None, version: str | None, health: Mapping) -> 
     return version
 
 
+def _first_per_label(run_dir: Path, manifest, filename: str, read) -> dict[str, str]:
+    """{label: read(path)} from the first trial of each label whose file `filename` exists and reads as a value
+    (`read` answers None or "" for none), in trial order."""
+    labels = {c["condition"]: c.get("label") for c in manifest.conditions}
+    found: dict[str, str] = {}
+    for number, trial in sorted(manifest.trials.items(), key=lambda item: int(item[0])):
+        label = labels.get(trial.condition)
+        path = run_dir / rundir.TRIALS / str(number) / filename
+        if label is None or label in found or not path.exists():
+            continue
+        value = read(path)
+        if value:
+            found[label] = value
+    return found
+
+
 def runtime_versions(run_dir: Path) -> dict[str, str]:
     """{label: version} from the trials' /health answers (the manifest's copy predates the Swoole fix)."""
     run_dir = Path(run_dir)
     manifest = rundir.RunDirectory(run_dir).read_manifest()
-    labels = {c["condition"]: c.get("label") for c in manifest.conditions}
-    versions: dict[str, str] = {}
-    for number, trial in sorted(manifest.trials.items(), key=lambda item: int(item[0])):
-        label = labels.get(trial.condition)
-        health_path = run_dir / rundir.TRIALS / str(number) / "health.json"
-        if label is None or label in versions or not health_path.exists():
-            continue
-        health = rundir.read_json(health_path)
-        version = short_version(health.get("runtime"), health.get("runtime_version"), health)
-        if version:
-            versions[label] = version
+
+    def version(path: Path) -> str | None:
+        health = rundir.read_json(path)
+        return short_version(health.get("runtime"), health.get("runtime_version"), health)
+
+    versions = _first_per_label(run_dir, manifest, "health.json", version)
     if not versions:  # a run without health answers on disk: the manifest's record is all there is
         versions = dict(manifest.runtime_versions)
     return versions
+
+
+def listen_queues(run_dir: Path) -> dict[str, str]:
+    """{label: what the kernel reported of the server's listen queue} from the contract check each trial ran
+    before its load (its verify report; the first trial of each label). Empty for a run measured before the check
+    existed (2026-11-29) or where it could not be taken (the server in another network namespace)."""
+    run_dir = Path(run_dir)
+
+    def queue(path: Path) -> str | None:
+        report = json.loads(gzip.decompress(path.read_bytes()))
+        return next((str(check.get("detail") or "") + ("" if check.get("passed") else " (failed)")
+                     for check in report.get("results") or [] if check.get("name") == LISTEN_QUEUE_CHECK), None)
+
+    return _first_per_label(run_dir, rundir.RunDirectory(run_dir).read_manifest(), rundir.VERIFY_REPORT, queue)
 
 
 @dataclass
@@ -106,6 +134,7 @@ class RunFacts:
     connection_limits: dict = field(default_factory=dict)  # hostfacts.connection_limits; runs from 2026-11-25 on
     sitting: dict = field(default_factory=dict)  # hostfacts.sitting(): id, boot id, machine fingerprint
     host_speed: dict = field(default_factory=dict)  # {"start"/"end": hostfacts.host_speed_index()}; from 2026-11-28
+    listen_queues: dict = field(default_factory=dict)  # listen_queues(): {label: the kernel's listen queue bound}
 
     @property
     def scale(self) -> str | None:
@@ -136,6 +165,7 @@ def run_facts(run) -> RunFacts:
         runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
         connection_limits=provenance.get("connection_limits") or {},
         sitting=provenance.get("sitting") or {}, host_speed=provenance.get("host_speed") or {},
+        listen_queues=listen_queues(run_dir) if trial_runs else {},
     )  # fmt: skip
 
 

@@ -24,13 +24,19 @@ from loadlab.judgements.regime import CPU_BOUND, CPU_BOUND_PCT, WAITING, compari
 from .claim_table import _field
 from .provenance import RunFacts, _load_text, _placement_text, connection_mode, hardware_text, run_facts
 
-ASPECTS = ("cores and placement", "load", "window", "runtime versions", "JVM flags", "profilers attached",
-           "in-process or over HTTP")
+ASPECTS = ("cores and placement", "load", "listen queue", "window", "runtime versions", "JVM flags",
+           "profilers attached", "in-process or over HTTP")
 REGIME_ASPECT = "regime"  # a row of its own after ASPECTS: measured per verdict, not read from the run's setup
+
+# No source states the listen queue (the backlog a server passes to listen(2), capped by net.core.somaxconn);
+# where the source names its runtimes, their defaults are said beside it (servers/CONTRACT.md lists them).
+LISTEN_QUEUE_NOT_STATED = "not stated"
 
 SOURCE_SETUPS: dict[str, dict[str, str]] = {
     "S1": {"cores and placement": "4 cores, 8 GB, each server pinned to one core",
            "load": "wrk -t4 -c100000 -d30s: 100,000 concurrent short-lived requests, 200-byte body",
+           "listen queue": LISTEN_QUEUE_NOT_STATED + ": left at each runtime's own, Go's net/http asks the kernel's "
+                           "net.core.somaxconn and tokio's TcpListener::bind 1,024",
            "window": "30 s, metrics averaged over seconds 15-25",
            "runtime versions": "Go 1.22, OpenJDK 21, Rust tokio 1.37",
            "JVM flags": "ZGC, -Xmx512m",
@@ -44,12 +50,15 @@ SOURCE_SETUPS: dict[str, dict[str, str]] = {
            "in-process or over HTTP": "a server, load over HTTP implied"},
     "S3": {"cores and placement": "4 cores, 8 GB",
            "load": "hey -n 100000 -c 256, GET /api/users (10 users as JSON)",
+           "listen queue": LISTEN_QUEUE_NOT_STATED + ": left at each runtime's own, Go's net/http asks the kernel's "
+                           "net.core.somaxconn and axum's tokio TcpListener::bind 1,024",
            "window": "100,000 requests; 3 runs, median",
            "runtime versions": "Go 1.22 net/http, Rust 1.78 axum on tokio",
            "profilers attached": "none stated",
            "in-process or over HTTP": "over HTTP"},
     "S4": {"cores and placement": "4 cores, 8 GB",
            "load": "wrk -t4 -c400 -d30s, JSON echo after 10 ms of simulated I/O",
+           "listen queue": LISTEN_QUEUE_NOT_STATED,
            "window": "30 s; 3 runs, median",
            "runtime versions": "Go 1.22, PHP 8.2 with Swoole 5.1.3",
            "profilers attached": "none stated",
@@ -76,6 +85,9 @@ REGIME_DIRECTION = ("a server short of CPU answers later and serves fewer reques
                     "ratio across regimes, or in another regime than the source's, measures something else")
 REGIME_MEASURED = f"each trial's server CPU against its allowance (CPU-bound at {CPU_BOUND_PCT:g}% or more)"
 
+LISTEN_QUEUE_DIRECTION = ("a runtime left at a small default queue drops handshakes when connections arrive "
+                          "faster than it accepts them; each costs its client a SYN retransmission (1 s, then 3 s), "
+                          "which reads as that runtime's tail latency and lost throughput, not its model's")
 # What a difference in each aspect could do to a verdict. Ratios are judged, not absolute numbers, so a
 # difference matters where it moves one runtime more than the other.
 DIRECTIONS: dict[tuple[str, str], str] = {
@@ -83,6 +95,9 @@ DIRECTIONS: dict[tuple[str, str], str] = {
                                    "server was given; a runtime that would spread over the source's cores loses more",
     ("S1", "load"): "fewer connections than the source's 100,000 (this machine's open-file limit): memory and "
                     "threads at 100,000 are judged by their slope, not measured there; a thread per request grows most",
+    ("S1", "listen queue"): LISTEN_QUEUE_DIRECTION,
+    ("S3", "listen queue"): LISTEN_QUEUE_DIRECTION,
+    ("S4", "listen queue"): LISTEN_QUEUE_DIRECTION,
     ("S1", "window"): "a shorter window sees less GC and heap growth; it favours the JVM's memory",
     ("S1", "runtime versions"): "newer Go, JDK and tokio may be faster or leaner than the source's",
     ("S1", "JVM flags"): "another GC or heap bound changes the JVM's RSS and pauses directly",
@@ -112,11 +127,16 @@ DIRECTIONS: dict[tuple[str, str], str] = {
     ("S5", "in-process or over HTTP"): "in-process here too: fresh JVMs per repetition instead of JMH forks",
 }
 
+LISTEN_QUEUE_MEASURED = ("every trial's listen overflows (listen_overflows: handshakes the kernel dropped in its "
+                         "window), beside its latency")
 # Where the collection measured what a difference does ("" : not measured).
 MEASURED_BY: dict[tuple[str, str], str] = {
     ("S1", "load"): "01's keep-alive extension (connections held for the window)",
     ("S1", "cores and placement"): "00's capacity on a whole core",
     ("S1", "profilers attached"): "06's profiler overhead (each profiler on and off)",
+    ("S1", "listen queue"): LISTEN_QUEUE_MEASURED,
+    ("S3", "listen queue"): LISTEN_QUEUE_MEASURED,
+    ("S4", "listen queue"): LISTEN_QUEUE_MEASURED,
     ("S2", "in-process or over HTTP"): "02 judges the in-process program; the HTTP run (full scale) is its extension",
     ("S2", "profilers attached"): "06's profiler overhead (uprobes)",
     ("S5", "runtime versions"): "05 runs JDK 21 and JDK 25",
@@ -156,12 +176,25 @@ def _window(facts: RunFacts) -> str:
             f"{trials_text(facts.parameters)}, medians")
 
 
+def _listen_queue(facts: RunFacts) -> str:
+    """The listen queues the run's trials found before their load, one phrase when every server's was the same."""
+    if not facts.trial_runs:
+        return ""
+    queues = facts.listen_queues
+    if not queues:
+        return "not recorded by the run (measured before the check existed, 2026-11-29)"
+    if len(set(queues.values())) == 1:
+        return f"every server's the same, checked before each trial's load: {next(iter(queues.values()))}"
+    return "; ".join(f"{label}: {detail}" for label, detail in sorted(queues.items()))
+
+
 # This collection's side of each aspect, read from the run (RunFacts).
 RECORDED: dict[str, Callable[[RunFacts], str]] = {
     "cores and placement": lambda f: (f"{hardware_text(f)}; " + _placement_text(f.parameters)) if f.trial_runs
     else f"{hardware_text(f)}; CPU set {f.parameters.get('cpuset', 'as recorded')}",
     "load": lambda f: f"{_load_text(f.parameters)}; {connection_mode(_parameter(f, 'load'))}" if f.trial_runs
     else ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in f.parameters.items()),
+    "listen queue": _listen_queue,
     "window": _window,
     "runtime versions": lambda f: "; ".join(f"{k}: {v}" for k, v in f.runtime_versions.items()) or
     "as the image was built (see the page's runs)",
