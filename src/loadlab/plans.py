@@ -20,6 +20,7 @@ never change the experiment it returns.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from urllib.parse import parse_qs, urlsplit
 from dataclasses import dataclass
 
@@ -317,11 +318,12 @@ def latency_servers(scale_name: str) -> tuple[ServerEntry, ...]:
     return LATENCY_SERVERS + (LATENCY_SERVERS_AT_FULL if scale(scale_name).name == "full" else ())
 
 
-def measured_only_at_full(experiment_name: str) -> set[str]:
-    """The labels of the servers experiment `experiment_name` (without its scale suffix) measures at full only."""
-    if experiment_name == "01-open-loop-latency":
-        return {entry.display_label() for entry in LATENCY_SERVERS_AT_FULL}
-    return set()
+def measured_only_at_full(experiment_name: str, scale_name: str = "quick") -> set[str]:
+    """The labels of the servers experiment `experiment_name` (without its scale suffix) measures at full but not at
+    `scale_name`, read from the plans themselves (`planned_experiments`): an experiment `scale_name` leaves out
+    has all of full's."""
+    full, here = _planned_labels("full"), _planned_labels(scale(scale_name).name)
+    return set(full.get(experiment_name, frozenset()) - here.get(experiment_name, frozenset()))
 # The rate past the knee draws the knee; no verdict reads it (judgements.open_loop judges below both knees).
 LATENCY_SHOWN_FRACTIONS = (1.2,)
 # Enough for the rates offered below the knee (thousands a second at ~1 ms each need a few in flight); past it,
@@ -634,6 +636,15 @@ def planned_experiments(scale_name: str) -> list[Experiment]:
                    cpu_profiles(s), profiler_overhead(s)]
     return [experiment for experiment in experiments
             if measured_at(s, experiment.name.removesuffix(f"-{s}"))]
+
+
+@functools.lru_cache(maxsize=None)
+def _planned_labels(scale_name: str) -> dict[str, frozenset[str]]:
+    """{experiment name without its scale suffix: the labels of its servers} for every experiment planned at
+    `scale_name` (the plans are fixed within a process, so they are built once)."""
+    return {experiment.name.removesuffix(f"-{scale_name}"): frozenset(entry.display_label()
+                                                                       for entry in experiment.servers)
+            for experiment in planned_experiments(scale_name)}
 
 
 def server_images(scale_name: str) -> set[tuple[str, str]]:

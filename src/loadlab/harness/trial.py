@@ -31,7 +31,6 @@ from loadlab.rundir import write_bytes_atomic, write_json_atomic, write_text_ato
 from loadlab.servers import loadgen_image, recorder_settings
 from loadlab.stats.latency import percentile_column
 
-VERIFY_REPORT = rundir.VERIFY_REPORT  # the contract check before the load (verify.summarize), gzip JSON
 # The longest wait between warm-up and window for the server to get through the warm-up's leftover connections
 # (tcp_diag.wait_for_leftovers); a trial that has not settled by then starts anyway, and trial.json says so.
 SETTLE_MAX_S = 10.0
@@ -362,7 +361,7 @@ def _verify(trial: _Trial, session: ServerSession) -> None:
                                   listen_backlog=session.listen_backlog())
     summary = verify.summarize(checks)
     # gzip: the same 70 passed checks in every trial were 2.6 MB of the reference data, plain.
-    write_bytes_atomic(trial.trial_dir / VERIFY_REPORT, gzip.compress(json.dumps(summary, indent=1).encode()))
+    write_bytes_atomic(trial.trial_dir / rundir.VERIFY_REPORT, gzip.compress(json.dumps(summary, indent=1).encode()))
     if not summary["passed"]:
         failed = [c.name + ": " + c.detail for c in checks if not c.passed]
         raise TrialFailure("verify-failed", "; ".join(failed[:5]), container.log_tail(session.container))

@@ -39,8 +39,8 @@ ATLAS_RUNTIMES = tuple(runtime.label for runtime in RUNTIMES if runtime.name not
 # The open loop's fractions of each runtime's own capacity the atlas reads p99 at: below the knee (0.5) and near it.
 LATENCY_FRACTIONS = (0.5, 0.8)
 
-# Why a runtime's row is empty at quick where its experiment measures it at full only (`full_only`, which the
-# notebook passes as plans.measured_only_at_full: pages sit below the plans and do not import them).
+# Why a runtime's row is empty where its experiment measures it at full only (`full_only`, which the notebook
+# passes as plans.measured_only_at_full: pages sit below the plans and do not import them).
 FULL_ONLY_REASON = "measured at full only, make reproduce SCALE=full: quick's 100-minute budget has no room for it"
 # The experiments each axis reads (without the scale suffix), so a page can name a run that does not exist yet.
 # Memory per held connection and threads at the top level read 01's keep-alive run (HELD), where every connection
@@ -291,9 +291,9 @@ def _planned_labels(run) -> set[str]:
 
 
 def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes: Iterable[str],
-                  full_only: Callable[[str], set[str]] | None = None) -> list[dict]:
+                  full_only: Callable[[str, str], set[str]] | None = None) -> list[dict]:
     """A row per runtime with no value on `axis`: which run lacks it, and why where the run recorded why (or where
-    `full_only(experiment)` names it, that full measures it)."""
+    `full_only(experiment, scale)` names it, that full measures it)."""
     have = set(measured.loc[measured["axis"] == axis.key, "runtime"]) if len(measured) else set()
     rows = []
     for label in runtimes:
@@ -306,8 +306,8 @@ def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes:
             why = ((getattr(run, "missing", None) or {}).get(label) or "").split(":")[0]
             in_run = label in set(run.trials["label"])
             if not why and not in_run and label not in _planned_labels(run):
-                why = (FULL_ONLY_REASON if full_only is not None and label in full_only(axis.experiment)
-                       and scale != "full" else "not in its plan")
+                why = (FULL_ONLY_REASON if full_only is not None and label in full_only(axis.experiment, scale)
+                       else "not in its plan")
             note = (f"not measured in run {run.run_id}" + (f" ({why})" if why else "")
                     + (f" ({no_evidence_text(run.trials, axis, label)})" if in_run else ""))
             run_id = run.run_id
@@ -317,12 +317,13 @@ def _missing_rows(measured: pd.DataFrame, axis: Axis, run, scale: str, runtimes:
 
 
 def atlas_table(overhead, latency, capacity, scale: str, runtimes: Sequence[str] = ATLAS_RUNTIMES,
-                held=None, full_only: Callable[[str], set[str]] | None = None) -> pd.DataFrame:
+                held=None, full_only: Callable[[str, str], set[str]] | None = None) -> pd.DataFrame:
     """The atlas: one row per axis and runtime (`COLUMNS`), each a median with its interval (NaN bounds below the
     trials an interval needs, and a note), its trial count, the run and condition it was read at; a runtime a
     run lacks (or a run that does not exist: None) is a row with n 0 and a note naming the run. Runtimes outside
-    `runtimes` that a run has are kept, after them. `scale` names a run that is missing. `full_only(experiment)`:
-    the labels an experiment (without its scale suffix) measures at full only (plans.measured_only_at_full)."""
+    `runtimes` that a run has are kept, after them. `scale` names a run that is missing. `full_only(experiment,
+    scale)`: the labels an experiment (without its scale suffix) measures at full and not at `scale`
+    (plans.measured_only_at_full)."""
     rows: list[dict] = []
     if overhead is not None:
         rows += cpu_rows(overhead.trials, overhead.run_id)

@@ -87,10 +87,11 @@ def _first_per_label(run_dir: Path, manifest, filename: str, read) -> dict[str, 
     return found
 
 
-def runtime_versions(run_dir: Path) -> dict[str, str]:
-    """{label: version} from the trials' /health answers (the manifest's copy predates the Swoole fix)."""
+def runtime_versions(run_dir: Path, manifest=None) -> dict[str, str]:
+    """{label: version} from the trials' /health answers (the manifest's copy predates the Swoole fix). `manifest`:
+    the run's, when the caller has read it already."""
     run_dir = Path(run_dir)
-    manifest = rundir.RunDirectory(run_dir).read_manifest()
+    manifest = manifest or rundir.RunDirectory(run_dir).read_manifest()
 
     def version(path: Path) -> str | None:
         health = rundir.read_json(path)
@@ -102,10 +103,11 @@ def runtime_versions(run_dir: Path) -> dict[str, str]:
     return versions
 
 
-def listen_queues(run_dir: Path) -> dict[str, str]:
+def listen_queues(run_dir: Path, manifest=None) -> dict[str, str]:
     """{label: what the kernel reported of the server's listen queue} from the contract check each trial ran
     before its load (its verify report; the first trial of each label). Empty for a run measured before the check
-    existed (2026-11-29) or where it could not be taken (the server in another network namespace)."""
+    existed (2026-11-29) or where it could not be taken (the server in another network namespace). `manifest`:
+    the run's, when the caller has read it already."""
     run_dir = Path(run_dir)
 
     def queue(path: Path) -> str | None:
@@ -113,7 +115,8 @@ def listen_queues(run_dir: Path) -> dict[str, str]:
         return next((str(check.get("detail") or "") + ("" if check.get("passed") else " (failed)")
                      for check in report.get("results") or [] if check.get("name") == LISTEN_QUEUE_CHECK), None)
 
-    return _first_per_label(run_dir, rundir.RunDirectory(run_dir).read_manifest(), rundir.VERIFY_REPORT, queue)
+    return _first_per_label(run_dir, manifest or rundir.RunDirectory(run_dir).read_manifest(), rundir.VERIFY_REPORT,
+                            queue)
 
 
 @dataclass
@@ -162,10 +165,10 @@ def run_facts(run) -> RunFacts:
         created_utc=manifest.created_utc, updated_utc=manifest.updated_utc,
         commit=provenance.get("git_commit"), dirty=provenance.get("git_dirty"), host=provenance.get("host") or {},
         engine=provenance.get("engine") or {}, parameters=manifest.parameters,
-        runtime_versions=runtime_versions(run_dir) if trial_runs else {}, trial_runs=trial_runs,
+        runtime_versions=runtime_versions(run_dir, manifest) if trial_runs else {}, trial_runs=trial_runs,
         connection_limits=provenance.get("connection_limits") or {},
         sitting=provenance.get("sitting") or {}, host_speed=provenance.get("host_speed") or {},
-        listen_queues=listen_queues(run_dir) if trial_runs else {},
+        listen_queues=listen_queues(run_dir, manifest) if trial_runs else {},
     )  # fmt: skip
 
 
