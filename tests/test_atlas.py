@@ -198,3 +198,26 @@ def test_a_capacity_panel_labels_thousands_compactly_so_its_ticks_do_not_collide
     assert [compact_number(v) for v in (5000, 10_000, 20_000, 150_000, 200_000)] == \
         ["5,000", "10k", "20k", "150k", "200k"]
     assert compact_number(0.5) == "0.5" and compact_number(2_000_000) == "2,000k"
+
+
+def _held_trials(rows):
+    """Keep-alive trials at a low and a top level: (label, level, held median, queued median, listen overflows)."""
+    return pd.DataFrame([{"label": label, "level": level, "status": "ok", "loadgen_saturated": False,
+                          "connections_held_median": held, "connections_queued_median": queued,
+                          "listen_overflows": dropped} for label, level, held, queued, dropped in rows])
+
+
+def test_the_runtimes_that_held_fewer_than_asked_are_named_with_what_the_kernel_queued_and_dropped():
+    trials = _held_trials([("go", 10, 10, 0, 0), ("go", 10_000, 10_000, 0, 0), ("go", 10_000, 9_999, 0, 12),
+                           ("node", 10, 10, 0, 0), ("node", 10_000, 4_932, 4_096, 13_359),
+                           ("node", 10_000, 3_152, 4_095, 24_663), ("python", 10_000, 6_453, 3_547, 0),
+                           ("python", 10_000, 10_000, 0, 0)])
+    text = atlas.held_short_text(SimpleNamespace(trials=trials, run_id="run-k"))
+    assert "at 10,000 connections (keep-alive run run-k)" in text
+    assert ("- **node**: 2 of its 2 trials held 3,152-4,932 connections; a median of 4,095-4,096 more waited in its "
+            "accept queue over the window, and the kernel dropped 13,359-24,663 handshakes on the full queue") in text
+    assert "- **python**: 1 of its 2 trials held 6,453 connections" in text and "dropped no handshake" in text
+    assert "**go**" not in text  # one short of 10,000 is a reconnect, not a shortfall
+    every = _held_trials([("go", 10, 10, 0, 0), ("go", 10_000, 10_000, 0, 0)])
+    assert atlas.held_short_text(SimpleNamespace(trials=every, run_id="run-k")) == ""
+    assert atlas.held_short_text(None) == ""

@@ -122,3 +122,61 @@ def test_the_build_hash_follows_every_build_input(tmp_path):
     (server / "target").mkdir()
     (server / "target" / "binary").write_bytes(b"\x7fELF")
     assert build_hash() == build_hash()
+
+
+class _FakeClient:
+    def __init__(self, made):
+        made.append(self)
+        self.closed = False
+
+    def close(self):
+        self.closed = True
+
+
+def test_builds_run_in_two_lanes_a_jobs_images_in_order_each_lane_with_a_client_of_its_own():
+    """Two jobs overlap (each waits until the other has started), a job's images are built one after another,
+    every job gets its own client and closes it, and an unavailable input is skipped, not failed."""
+    import threading
+
+    from loadlab.errors import BuildInputUnavailable
+
+    both_started = threading.Barrier(2, timeout=10)
+    order, clients = [], []
+
+    def build(image):
+        def run(client):
+            assert isinstance(client, _FakeClient)
+            order.append(image)
+            if image in ("a1", "b1"):
+                both_started.wait()  # raises BrokenBarrierError when the lanes do not overlap
+            if image == "b2":
+                raise BuildInputUnavailable("img:b2", "no package file")
+            return f"img:{image}"
+        return image, run
+
+    jobs = [("a", [build("a1"), build("a2")]), ("b", [build("b1"), build("b2")])]
+    failures, skipped = images.build_in_lanes(lambda: _FakeClient(clients), jobs, log=lambda m: None)
+    assert failures == [] and [s.image for s in skipped] == ["img:b2"]
+    assert order.index("a1") < order.index("a2") and order.index("b1") < order.index("b2")
+    assert len(clients) == 2 and all(client.closed for client in clients)
+
+
+def test_a_failed_build_without_keep_going_stops_the_lanes_from_starting_more_and_is_raised():
+    from loadlab.errors import BuildError
+
+    built = []
+
+    def build(image):
+        def run(client):
+            built.append(image)
+            if image == "a1":
+                raise BuildError("a1 did not compile")
+            return image
+        return image, run
+
+    jobs = [("a", [build("a1"), build("a2")]), ("b", [build("b1")]), ("c", [build("c1")])]
+    with pytest.raises(BuildError, match="a1 did not compile"):
+        images.build_in_lanes(lambda: _FakeClient([]), jobs, keep_going=False, lanes=1, log=lambda m: None)
+    assert built == ["a1"]
+    failures, _ = images.build_in_lanes(lambda: _FakeClient([]), jobs, keep_going=True, lanes=1, log=lambda m: None)
+    assert failures == ["a1: a1 did not compile"] and built[1:] == ["a1", "a2", "b1", "c1"]

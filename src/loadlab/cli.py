@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 
@@ -38,8 +39,9 @@ def command_engine(args) -> int:
 def command_build(args) -> int:
     """Build images; an optional one whose input cannot be had is skipped with its reason, anything else fails."""
     from loadlab import plans, servers
-    from loadlab.errors import BuildInputUnavailable, ParameterError
+    from loadlab.errors import ParameterError
     from loadlab.harness import engine, images
+    from loadlab.harness.microbench import programs as microbench_programs
 
     if args.scale is not None:
         plans.scale(args.scale)  # a wrong name fails here, naming the scales, before the engine is touched
@@ -50,25 +52,32 @@ def command_build(args) -> int:
     # --scale: the images a scale's experiments start (plans.server_images); quick never builds what only full uses.
     wanted = plans.server_images(args.scale) if args.scale else None
     ca_bundle = images.ca_bundle_path(args.ca_bundle)
-    failures, skipped = [], []
+    images.ensure_base_image(client)  # once, before the lanes: each build starts from it
+    jobs: list[tuple[str, list]] = []  # (what, [(image, build: client -> tag)]): one lane's turn, in order
+    build = functools.partial(images.ensure_image, rebuild=args.rebuild, ca_bundle=ca_bundle)
     if args.all or args.loadgen or not names:
-        images.ensure_image(client, None, rebuild=args.rebuild, ca_bundle=ca_bundle)
+        jobs.append(("loadgen", [(servers.loadgen_image(), lambda client: build(client, None))]))
     for name in names:
         spec = servers.get_server(name)
         variants = sorted(spec.variants) if args.variant is None else [args.variant]
         for variant in variants:
             if wanted is not None and (name, variant) not in wanted:
                 print(f"{spec.image(variant)}: not built (no experiment measured at {args.scale} starts it)")
-                continue
-            try:
-                tag = images.ensure_image(client, spec, variant, rebuild=args.rebuild, ca_bundle=ca_bundle)
-                print(f"{tag}: ready")
-            except BuildInputUnavailable as unavailable:
-                skipped.append(unavailable)
-            except LoadlabError as error:
-                if not args.keep_going:
-                    raise
-                failures.append(f"{spec.image(variant)}: {error}")
+        variants = [variant for variant in variants if wanted is None or (name, variant) in wanted]
+        if variants:
+            jobs.append((name, [(spec.image(variant), functools.partial(build, spec=spec, variant=variant))
+                                for variant in variants]))
+    if args.all:
+        # The microbenchmarks' images (one a JDK), which 01, 02 and 05 build on first use otherwise: in a lane here
+        # they overlap the other builds instead of adding their minute and a half to the notebooks'.
+        jobs.append(("microbench", [(microbench_programs.image_tag(jdk),
+                                     functools.partial(microbench_programs.build, jdk=jdk, rebuild=args.rebuild,
+                                                       ca_bundle=ca_bundle))
+                                    for jdk in sorted(microbench_programs.jdk_build_args())]))
+    # The longest first (a cold build here, 2026-12-06: loadgen 166 s, php-swoole 198 s, rust-tokio 75 s, the
+    # others 8-48 s), so that the short ones fill the other lane instead of leaving a long one to run alone at the end.
+    jobs.sort(key=lambda job: images.SLOW_BUILDS.index(job[0]) if job[0] in images.SLOW_BUILDS else len(images.SLOW_BUILDS))
+    failures, skipped = images.build_in_lanes(engine.client_from_env, jobs, keep_going=args.keep_going)
     for unavailable in skipped:
         print(f"SKIPPED {unavailable.image} (optional): {unavailable.reason}")
     for failure in failures:

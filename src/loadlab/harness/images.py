@@ -13,6 +13,7 @@ in an image that runs (tests/test_images.py checks).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -22,13 +23,16 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
 import docker
 import docker.errors
 
 from loadlab import paths
-from loadlab.errors import BuildError, BuildInputUnavailable, ParameterError
+from loadlab.errors import BuildError, BuildInputUnavailable, LoadlabError, ParameterError
 from loadlab.harness.apt import apt_install
 from loadlab.servers import LOADGEN, ServerSpec, loadgen_image
 
@@ -302,6 +306,57 @@ def ensure_image(
     return tag
 
 
+# Images built at once by `loadlab build --all`. One build left a core of this 2-core machine idle for a third to a
+# half of a cold build (apt's downloads and dpkg's single-threaded unpacking between the compilers' parallel steps;
+# vmstat every 5 s, 2026-12-06), so two lanes overlap one build's waits with another's work. Not more: the compile
+# steps already use both cores (cargo, go, make -j2). Builds happen before any measurement, never beside one.
+BUILD_LANES = 2
+# Builds that took minutes cold (the rest took seconds): started first.
+SLOW_BUILDS = ("php-swoole", "loadgen", "rust-tokio")
+
+
+def build_in_lanes(client_factory, jobs: list[tuple[str, list[tuple[str, Callable]]]], keep_going: bool = True,
+                   lanes: int = BUILD_LANES, log=print) -> tuple[list[str], list[BuildInputUnavailable]]:
+    """Build `jobs` (what, [(image, build: client -> tag)]) in `lanes` at once; returns (failures as "image: error",
+    images skipped for an input that cannot be had). Each job talks to the engine through a client of its own from
+    `client_factory()`: the SDK's client is not safe to share between threads (docker-py #3229).
+
+    A job's images are built one after another in its lane: a server's variants share their first layers, which
+    the second finds in the cache the first filled. The base image must exist already (ensure_base_image): two
+    lanes must not both make it. Without `keep_going` the first failure stops every lane from starting another job
+    (one already building finishes) and is raised.
+    """
+    failures: list[str] = []
+    skipped: list[BuildInputUnavailable] = []
+    raised: list[LoadlabError] = []
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def build_job(job: list[tuple[str, Callable]]) -> None:
+        with contextlib.closing(client_factory()) as client:
+            for image, build in job:
+                if stop.is_set():
+                    return
+                try:
+                    log(f"{build(client)}: ready")
+                except BuildInputUnavailable as unavailable:
+                    with lock:
+                        skipped.append(unavailable)
+                except LoadlabError as error:
+                    with lock:
+                        if not keep_going:
+                            stop.set()
+                            raised.append(error)
+                        failures.append(f"{image}: {error}")
+
+    with ThreadPoolExecutor(max_workers=max(1, lanes), thread_name_prefix="build-lane") as pool:
+        for future in [pool.submit(build_job, job) for _, job in jobs]:
+            future.result()
+    if raised:
+        raise raised[0]
+    return failures, skipped
+
+
 def _unavailable_builds() -> dict:
     try:
         return json.loads(UNAVAILABLE_BUILDS_FILE.read_text())
@@ -309,7 +364,15 @@ def _unavailable_builds() -> dict:
         return {}
 
 
+_UNAVAILABLE_LOCK = threading.Lock()  # two build lanes may both remember one
+
+
 def _remember_unavailable(tag: str, build_hash: str, reason: str) -> None:
+    with _UNAVAILABLE_LOCK:
+        _remember_unavailable_locked(tag, build_hash, reason)
+
+
+def _remember_unavailable_locked(tag: str, build_hash: str, reason: str) -> None:
     known = _unavailable_builds()
     known[tag] = {"build_hash": build_hash, "reason": reason}
     try:

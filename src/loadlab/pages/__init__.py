@@ -21,6 +21,7 @@
 """
 
 from .atlas import ATLAS_RUNTIMES, atlas_display, atlas_finding, atlas_table, few_trials_text, not_measured_text
+from .atlas import held_short_text as atlas_held_short_text
 from .atlas import basis_text as atlas_basis_text
 from .atlas import panels as atlas_panels
 from .capacity import CEILING_LINES, capacity_ranking_text, open_loop_ceiling_text
@@ -51,6 +52,7 @@ __all__ = [
     "atlas_basis_text",
     "atlas_display",
     "atlas_finding",
+    "atlas_held_short_text",
     "atlas_panels",
     "atlas_table",
     "few_trials_text",

@@ -43,6 +43,9 @@ LATENCY_FRACTIONS = (0.5, 0.8)
 # passes as plans.measured_only_at_full: pages sit below the plans and do not import them).
 FULL_ONLY_REASON = "measured at full only, make reproduce SCALE=full: quick's 100-minute budget has no room for it"
 # The experiments each axis reads (without the scale suffix), so a page can name a run that does not exist yet.
+# A trial holds fewer than asked when its median held is under this share of the level (a few connections short
+# is wrk's reconnects mid-window; the shortfalls seen were a third to two thirds of 10,000).
+SHORT_OF_ASKED = 0.99
 # Memory per held connection and threads at the top level read 01's keep-alive run (HELD), where every connection
 # is held for the whole window: under S1's load (a new connection per request) a server holds only the few whose
 # request is in its hands (3 to 540 of 10,000 in a sketch of 2026-11-28), and memory divided by so few is noise.
@@ -399,6 +402,50 @@ def not_measured_text(table: pd.DataFrame) -> str:
         axes = ", ".join(dict.fromkeys(AXIS_BY_KEY[key].name for key in block["axis"]))
         lines.append(f"- **{', '.join(dict.fromkeys(block['runtime']))}**: {note} ({axes})")
     return "**Not on the map yet**, by run:\n\n" + "\n".join(lines)
+
+
+def held_short_text(held) -> str:
+    """Markdown: the runtimes that held fewer connections than asked at the keep-alive run's top level (the kernel's
+    count: established, less those still waiting in the accept queue), per trial, with what the kernel saw instead:
+    the accept queue's median length over the window and the handshakes it dropped (`listen_overflows`). "" when
+    every trial held what it asked, or without the run. Their memory per held connection divides by what they held,
+    and their threads are counted at it: both are read at fewer connections than the other runtimes'."""
+    if held is None or held.trials is None or "connections_held_median" not in held.trials:
+        return ""
+    trials = held.trials
+    top = evidence_trials(trials[trials["level"] == trials["level"].max()])
+    asked = int(trials["level"].max())
+    short = top[pd.to_numeric(top["connections_held_median"], errors="coerce") < SHORT_OF_ASKED * asked]
+    if short.empty:
+        return ""
+    lines = []
+    for label, block in short.groupby("label", sort=False):
+        trials_of = top[top["label"] == label]
+        held_values = pd.to_numeric(block["connections_held_median"], errors="coerce")
+        queued = pd.to_numeric(block.get("connections_queued_median"), errors="coerce")
+        dropped = pd.to_numeric(block.get("listen_overflows"), errors="coerce")
+        lines.append(
+            f"- **{label}**: {len(block)} of its {len(trials_of)} trials held {_span(held_values)} connections; "
+            f"a median of {_span(queued)} more waited in its accept queue over the window, and the kernel "
+            + (f"dropped {_span(dropped)} handshakes on the full queue" if dropped.fillna(0).max() > 0
+               else "dropped no handshake"))
+    return (f"**Held fewer than asked** at {asked:,} connections (keep-alive run {held.run_id}): connections the "
+            "kernel had established and the server had not yet accepted are not counted as held. These servers "
+            "were answering the connections they had at full load and accepted the rest slower than the loadgen "
+            "opened them, so their memory per held connection divides by what they held, and their threads "
+            "were counted with that many held:\n\n" + "\n".join(lines) + "\n\nThe other runtimes held every "
+            "connection asked. Every server listens with the contract's backlog (checked before each trial; the "
+            "threats table on page 01 gives it), so the shortfall is the runtime's accepting under load, not its "
+            "listen queue.")
+
+
+def _span(values: pd.Series) -> str:
+    """"a" or "a-b" (whole numbers with thousands separators) of the finite values; "?" when none."""
+    finite = values.dropna() if values is not None else pd.Series(dtype=float)
+    if finite.empty:
+        return "?"
+    low, high = int(round(finite.min())), int(round(finite.max()))
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def few_trials_text(table: pd.DataFrame) -> str:
