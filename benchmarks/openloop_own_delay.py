@@ -2,7 +2,7 @@
 the window the loadgen's.
 
 Reads every openloop.json under the folders given (an open-loop run, or a
-whole data/raw/) and prints, by the rate asked: the share of requests that
+whole data/raw/) and prints, by the rate asked: the share of requests sent that
 left over 1 ms late by the generator's doing, how many of all late requests
 fell in the window's first second (when a keep-alive window opens its
 connections afresh), the own delay's mean and p99 beside the window's mean and
@@ -38,7 +38,7 @@ def window_rows(roots: list[Path]) -> list[dict]:
                 continue
             report = openloop.read_report(path)
             document = report.document
-            scheduled = document.get("scheduled") or 0
+            scheduled = report.scheduled
             per_second = document.get("per_second") or []
             late = sum(second.get("late", 0) for second in per_second)
             if not scheduled or late > PAST_THE_KNEE_LATE_SHARE * scheduled:
@@ -46,7 +46,7 @@ def window_rows(roots: list[Path]) -> list[dict]:
             own, latency = document["generator_delay_us"], document["latency_us"]
             rows.append({
                 "rate": document["rate_asked_rps"],
-                "own_late_share": document["late_generator"] / scheduled,
+                "own_late_share": report.own_delay_share,
                 "late_first_second_share": per_second[0].get("late", 0) / late if late else 0.0,
                 "own_mean_over_latency_mean": own["mean"] / latency["mean"],
                 "own_p99_over_latency_p99": own["p99"] / latency["p99"],
