@@ -1,5 +1,7 @@
 """Benchmark (not a test): how much of a window's latency openloop's own delay could be, against the rule that calls
-the window the loadgen's.
+the window the loadgen's, and how many keep-alive connections it opened before
+the window's first request was due (reports from before issue 28's change opened
+them inside the window).
 
 Reads every openloop.json under the folders given (an open-loop run, or a
 whole data/raw/) and prints, by the rate asked: the share of requests sent that
@@ -52,12 +54,20 @@ def window_rows(roots: list[Path]) -> list[dict]:
                 "own_p99_over_latency_p99": own["p99"] / latency["p99"],
                 "own_max_ms": own["max"] / 1e3,
                 "behind": report.behind_detail() is not None,
+                # Keep-alive connections opened before the first request was due (None: a report from before).
+                "preconnected": document.get("preconnected"),
             })
     return rows
 
 
 def _span(values: list[float], scale: float = 100.0, digits: int = 2) -> str:
     return f"{min(values) * scale:.{digits}f}-{max(values) * scale:.{digits}f}"
+
+
+def _preconnected(rows: list[dict]) -> str:
+    """The keep-alive connections opened before the window, as a span; "-" for reports without the count."""
+    counts = [r["preconnected"] for r in rows if r["preconnected"] is not None]
+    return f"{min(counts)}-{max(counts)}" if counts else "-"
 
 
 def main(argv: list[str]) -> int:
@@ -69,7 +79,7 @@ def main(argv: list[str]) -> int:
         print("no openloop windows below a knee under", ", ".join(map(str, roots)))
         return 1
     print(f"{'rate asked':>11} {'windows':>7} {'own late %':>12} {'late in 1st s %':>16} "
-          f"{'own mean/mean %':>16} {'own p99/p99 %':>14} {'own max ms':>12} {'behind (rule)':>13}")
+          f"{'own mean/mean %':>16} {'own p99/p99 %':>14} {'own max ms':>12} {'behind (rule)':>13} {'preconnected':>13}")
     for rate in sorted(by_rate):
         rows = by_rate[rate]
         print(f"{rate:>11,.0f} {len(rows):>7} {_span([r['own_late_share'] for r in rows]):>12} "
@@ -77,7 +87,7 @@ def main(argv: list[str]) -> int:
               f"{_span([r['own_mean_over_latency_mean'] for r in rows]):>16} "
               f"{_span([r['own_p99_over_latency_p99'] for r in rows], digits=1):>14} "
               f"{_span([r['own_max_ms'] for r in rows], scale=1.0, digits=1):>12} "
-              f"{sum(r['behind'] for r in rows):>6} of {len(rows)}")
+              f"{sum(r['behind'] for r in rows):>6} of {len(rows)} {_preconnected(rows):>13}")
     every = [row for rows in by_rate.values() for row in rows]
     print(f"all {len(every)} windows: the own delay's mean was a median "
           f"{statistics.median(r['own_mean_over_latency_mean'] for r in every):.2%} of the mean latency; "

@@ -57,6 +57,8 @@ def test_at_a_small_rate_it_sends_the_rate_asked_and_every_second_shows_it(docke
     # It kept its schedule by its own account: requests left within a millisecond of their time.
     assert report["late_generator"] <= 0.01 * report["dispatched"]
     assert report["connections_open_max"] <= 32 and report["cpu_busy_share"] < 0.5
+    # Keep-alive: its 32 connections were open before the first request was due (as wrk2's), none inside the window.
+    assert report["preconnected"] == 32 and report["connections_opened"] == 32 and report["preconnect_s"] < 5
 
 
 def test_a_server_stopped_for_a_known_time_shows_the_stop_in_the_latencies(docker_client, loadgen_image, go_server):

@@ -148,6 +148,8 @@ TRIAL_COLUMNS = {
     "loadgen_late": _c(COUNT, "open loop: requests that left later than their intended send time (any cause)"),
     "loadgen_late_own": _c(COUNT, "open loop: requests late by the generator's own doing (its loop, not a busy "
                                   "connection): the instrument's fault, not the server's"),
+    "loadgen_preconnected": _c(COUNT, "open loop, keep-alive: connections the generator opened and connected before the "
+                                      "window's first request was due (as wrk2 does); empty in windows measured before"),
     "loadgen_send_wait_p99_s": _c("s", "open loop: 99th percentile of the wait for a free connection before a send"),
     "loadgen_own_delay_p50_s": _c("s", "open loop: median of how late the generator's loop sent a request"),
     "loadgen_own_delay_p99_s": _c("s", "open loop: 99th percentile of that own delay"),
@@ -155,8 +157,9 @@ TRIAL_COLUMNS = {
     "loadgen_self_busy_share": _c(COUNT, "open loop: share of its core the generator's thread was busy, as it "
                                          "measured itself (the headroom rule reads it)"),
     "loadgen_behind": _c(None, "open loop: why the generator counts as behind in the window (then loadgen_saturated "
-                               "is true): its core 95% busy, or more than 1% of requests late by its own doing by at "
-                               "least 5% of the median latency at p99; empty when it kept up. A verdict leaves such "
+                               "is true): its core 95% busy, or more than 1% of requests late by its own doing, with "
+                               "its own delay's mean or p99 at least 5% of the latency's mean or p99; empty when it "
+                               "kept up. A verdict leaves such "
                                "a trial out as 'loadgen behind its schedule' when its core was not busy, 'loadgen "
                                "saturated' when it was"),
     "loadgen_cgroup_cpu_utilization": _c(COUNT, "the loadgen container's CPU over the window as a share of its core "

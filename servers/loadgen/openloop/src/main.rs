@@ -178,6 +178,8 @@ fn report(options: &Options, out: &Outcome) -> String {
     field("error_samples", format!("[{}]", samples.join(", ")));
     field("connections_opened", out.connections_opened.to_string());
     field("connections_open_max", out.connections_open_max.to_string());
+    field("preconnected", out.preconnected.to_string());
+    field("preconnect_s", format!("{:.6}", out.preconnect_s));
     field("in_flight_max", out.in_flight_max.to_string());
     field("body_bytes", out.body_bytes.to_string());
     field("window_wall_s", format!("{:.6}", out.window_wall_s));

@@ -114,7 +114,7 @@ impl Drop for Helpers {
 }
 
 /// A non-blocking TCP socket with TCP_NODELAY, connecting (or connected) to `address`.
-fn connect(address: SocketAddrV4) -> io::Result<i32> {
+pub fn connect(address: SocketAddrV4) -> io::Result<i32> {
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
