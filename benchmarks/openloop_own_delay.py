@@ -45,14 +45,14 @@ def window_rows(roots: list[Path]) -> list[dict]:
             late = sum(second.get("late", 0) for second in per_second)
             if not scheduled or late > PAST_THE_KNEE_LATE_SHARE * scheduled:
                 continue
-            own, latency = document["generator_delay_us"], document["latency_us"]
             rows.append({
                 "rate": document["rate_asked_rps"],
                 "own_late_share": report.own_delay_share,
                 "late_first_second_share": per_second[0].get("late", 0) / late if late else 0.0,
-                "own_mean_over_latency_mean": own["mean"] / latency["mean"],
-                "own_p99_over_latency_p99": own["p99"] / latency["p99"],
-                "own_max_ms": own["max"] / 1e3,
+                # The statistics the behind rule compares (`OpenLoopReport.material_delays`), read as it reads them.
+                "own_mean_over_latency_mean": report.own_delay_mean_s / report.latency_s("mean"),
+                "own_p99_over_latency_p99": report.own_delay_p99_s / report.latency_s("p99"),
+                "own_max_ms": document["generator_delay_us"]["max"] / 1e3,
                 "behind": report.behind_detail() is not None,
                 # Keep-alive connections opened before the first request was due (None: a report from before).
                 "preconnected": document.get("preconnected"),

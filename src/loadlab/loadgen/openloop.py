@@ -104,11 +104,6 @@ class OpenLoopReport:
         value = (self.document.get("latency_us") or {}).get(statistic)
         return _us_to_s(value) if value else None
 
-    @property
-    def latency_p50_s(self) -> float | None:
-        """The window's median latency (seconds, from each request's intended time), None without answers."""
-        return self.latency_s("p50")
-
     def material_delays(self) -> list[str]:
         """The statistics of the window's latency its own delay may have moved: for each of the mean and the p99,
         a note when the own delay's same statistic reaches MATERIAL_DELAY_SHARE of it (or either is missing)."""
