@@ -221,3 +221,31 @@ def test_the_runtimes_that_held_fewer_than_asked_are_named_with_what_the_kernel_
     every = _held_trials([("go", 10, 10, 0, 0), ("go", 10_000, 10_000, 0, 0)])
     assert atlas.held_short_text(SimpleNamespace(trials=every, run_id="run-k")) == ""
     assert atlas.held_short_text(None) == ""
+
+
+def test_cpu_per_request_keeps_a_saturated_loadgens_trial_only_where_the_server_was_cpu_bound():
+    # CPU time per request is the server's cost per answered request: where the server used its whole allowance the
+    # loadgen's limit left it no idle time, so the trial counts; where it idled below the regime's CPU-bound mark it
+    # does not, and the page says why.
+    trials = pd.DataFrame({
+        "label": ["python"] * 4 + ["node"] * 2, "level": 10000, "status": ["ok", "ok", "ok", "failed", "ok", "ok"],
+        "failure_reason": [None, None, None, "stalled", None, None],
+        "loadgen_saturated": [True, True, False, False, True, True],
+        "server_cpu_pct_of_allowance": [111.3, 93.1, 80.0, 120.0, 60.0, 89.9],
+        "server_cpu_seconds": [5.0, 4.0, 3.0, 1.0, 2.0, 2.0], "requests": [25000, 20000, 10000, 1, 1000, 1000],
+        "cpu_allowance_cores": [1.0] * 4 + [0.5] * 2, "connection_mode": "per-request", "route": "/plaintext200",
+    })
+    kept = atlas.cpu_trials(trials)
+    assert list(kept.index) == [0, 1, 2]  # python's two CPU-bound saturated trials, its unsaturated one; not node's
+    rows = {row["runtime"]: row for row in atlas.cpu_rows(trials, "run")}
+    assert set(rows) == {"python"} and rows["python"]["n"] == 3
+    assert rows["python"]["median"] == pytest.approx(200.0)  # 5 s / 25,000, 4 s / 20,000, 3 s / 10,000 in µs
+    assert "2 of its 3 trials with the loadgen saturated" in rows["python"]["condition"]
+    assert "at 90% of its CPU allowance or more" in rows["python"]["condition"]
+    # Node's saturated trials idled below the mark: left out, and named as the loadgen's.
+    assert atlas.no_evidence_text(trials, atlas.AXIS_BY_KEY["cpu"], "node") == (
+        "its 2 trials at 10,000 connections asked: 2 loadgen saturated")
+    # Python's stalled trial is still named when nothing else is left.
+    only_failed = trials[(trials["label"] == "python") & (trials["status"] == "failed")]
+    assert atlas.no_evidence_text(only_failed, atlas.AXIS_BY_KEY["cpu"], "python") == (
+        "its 1 trial at 10,000 connections asked: 1 failed (stalled)")

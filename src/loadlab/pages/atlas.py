@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from loadlab import metrics, stats, units
-from loadlab.judgements import evidence, s1
+from loadlab.judgements import evidence, regime, s1
 from loadlab.judgements.capacity import CAPACITY_HEADROOM_UTILIZATION, capacity_ranking, trials_with_headroom
 from loadlab.judgements.evidence import evidence_trials
 from loadlab.servers import RUNTIMES
@@ -179,10 +179,47 @@ def _top_level_rows(trials: pd.DataFrame, run_id: str, column: str, axis: str, w
         f"{what} at {level:,} connections asked, {_load_text(top)}, {_allowance_text(top, label)}"))
 
 
+# A trial whose loadgen saturated still gives the server's CPU time per request when the server was CPU-bound in it
+# (`judgements.regime`: at CPU_BOUND_PCT of the CPU it was given or more): busy for the whole window, it was at its
+# own limit as much as the loadgen was, so each request it answered cost what a request costs it at full load.
+# Under S1's load at 10,000 connections every server ran at 93-131% of its allowance (the fifth sitting), so a
+# saturated loadgen there left none of them idle. A verdict on throughput, latency or CPU share still leaves such a
+# trial out (`judgements.evidence`): those are what a loadgen's limit moves.
+
+
+def cpu_trials(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials CPU time per request is read from: ok, and either a loadgen with headroom or a CPU-bound server
+    (`server_cpu_pct_of_allowance` at `regime.CPU_BOUND_PCT` % or more)."""
+    ok = trials[trials["status"] == "ok"]
+    saturated = (ok["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
+                 if "loadgen_saturated" in ok else pd.Series(False, index=ok.index))
+    busy = (pd.to_numeric(ok["server_cpu_pct_of_allowance"], errors="coerce") >= regime.CPU_BOUND_PCT
+            if "server_cpu_pct_of_allowance" in ok else pd.Series(False, index=ok.index))
+    return ok[~saturated | busy]
+
+
 def cpu_rows(trials: pd.DataFrame, run_id: str) -> list[dict]:
-    """CPU time per request (µs): server CPU seconds in the window over the requests answered, per evidence trial
-    at the run's top level (`metrics`' `cpu_us_per_request`), where S1's claims are judged."""
-    return _top_level_rows(metrics.with_derived(trials), run_id, "cpu_us_per_request", "cpu", "server CPU / requests")
+    """CPU time per request (µs): server CPU seconds in the window over the requests answered (`metrics`'
+    `cpu_us_per_request`), per trial at the run's top level, where S1's claims are judged, that `cpu_trials` keeps;
+    a value counting trials whose loadgen saturated says how many."""
+    data = metrics.with_derived(trials)
+    top = cpu_trials(data[data["level"] == data["level"].max()])
+    if top.empty or "cpu_us_per_request" not in top:
+        return []
+    level = int(data["level"].max())
+    saturated = (top["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
+                 if "loadgen_saturated" in top else pd.Series(False, index=top.index))
+
+    def condition(label):
+        text = (f"server CPU / requests at {level:,} connections asked, {_load_text(top)}, "
+                f"{_allowance_text(top, label)}")
+        mine = saturated[top["label"] == label]
+        if mine.any():
+            text += (f"; {int(mine.sum())} of its {len(mine)} trials with the loadgen saturated and the server at "
+                     f"{regime.CPU_BOUND_PCT:.0f}% of its CPU allowance or more (CPU-bound: at its own limit too)")
+        return text
+
+    return estimate_rows(top, "cpu_us_per_request", "cpu", run_id, condition)
 
 
 def threads_rows(trials: pd.DataFrame, run_id: str) -> list[dict]:
@@ -267,6 +304,9 @@ def no_evidence_text(trials: pd.DataFrame, axis: Axis, label: str) -> str:
     (stalled)", each reason's first clause counted (`judgements.evidence.exclusion_reason`); "no evidence trial at
     this condition" where its trials there leave nothing to count."""
     at, where = _condition_trials(trials, axis, label)
+    if axis.key == "cpu":
+        # The trials cpu_trials keeps are values, not exclusions, whatever their loadgen.
+        at = at.drop(index=cpu_trials(at).index)
     reasons = [evidence.exclusion_reason(row) for row in at.to_dict("records")]
     counted = Counter(_first_clause(reason) for reason in reasons if reason)
     if at.empty or not counted:

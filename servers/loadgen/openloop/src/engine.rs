@@ -41,6 +41,14 @@ pub const LATENCY_HIGHEST_US: u64 = 3_600_000_000;
 /// slowly gets the rest opened on demand, inside the window, where their delays are counted as before.
 const PRECONNECT_MAX_NS: u64 = 5 * NS_PER_S;
 
+/// A non-blocking connect's outcome once its socket is writable: 0 when it opened, else the errno it failed with.
+fn socket_error(fd: libc::c_int) -> libc::c_int {
+    let mut error: libc::c_int = 0;
+    let mut length = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut _ as *mut libc::c_void, &mut length) };
+    error
+}
+
 pub struct Config {
     pub address: SocketAddrV4,
     pub request: Vec<u8>,
@@ -393,13 +401,11 @@ impl Engine<'_> {
             }
             for event in &events[..ready as usize] {
                 let slot = event.u64 as usize;
-                if event.u64 >= TIMER_TOKEN - 1 || self.connections[slot].phase != Phase::Connecting {
+                if event.u64 == TIMER_TOKEN || event.u64 == OPENED_TOKEN
+                    || self.connections[slot].phase != Phase::Connecting {
                     continue;
                 }
-                let fd = self.connections[slot].fd;
-                let mut error: libc::c_int = 0;
-                let mut length = 4u32;
-                unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut _ as *mut libc::c_void, &mut length) };
+                let error = socket_error(self.connections[slot].fd);
                 let hung_up = event.events & (libc::EPOLLHUP | libc::EPOLLRDHUP | libc::EPOLLERR) as u32 != 0;
                 if error != 0 || hung_up {
                     self.close(slot, clock_ns());
@@ -581,9 +587,7 @@ impl Engine<'_> {
         let out = flags & (libc::EPOLLOUT | libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
         match phase {
             Phase::Connecting if out => {
-                let mut error: libc::c_int = 0;
-                let mut length = 4u32;
-                unsafe { libc::getsockopt(self.connections[slot].fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut error as *mut _ as *mut libc::c_void, &mut length) };
+                let error = socket_error(self.connections[slot].fd);
                 if error != 0 {
                     return self.fail(slot, "connect", io::Error::from_raw_os_error(error).to_string());
                 }
