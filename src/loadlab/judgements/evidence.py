@@ -111,11 +111,18 @@ def loadgen_reason(row) -> str:
     return LOADGEN_SATURATED
 
 
+def saturated(trials: pd.DataFrame) -> pd.Series:
+    """Per row of `trials`: True where its loadgen was marked saturated (`loadgen_saturated`; missing counts as
+    not), all False without the column."""
+    if "loadgen_saturated" not in trials:
+        return pd.Series(False, index=trials.index)
+    return trials["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
+
+
 def evidence_trials(trials: pd.DataFrame) -> pd.DataFrame:
     """The trials a verdict may use, as a table's rows: ok, and a loadgen with headroom (`exclusion_reason`'s first
     two reasons, vectorized; `evidence_rows` also drops a level's shortfall)."""
-    saturated = trials["loadgen_saturated"].astype("boolean").fillna(False).astype(bool) if "loadgen_saturated" in trials else False
-    return trials[(trials["status"] == "ok") & ~saturated]
+    return trials[(trials["status"] == "ok") & ~saturated(trials)]
 
 
 def evidence_rows(trials: pd.DataFrame) -> pd.DataFrame:

@@ -170,56 +170,53 @@ def memory_rows(trials: pd.DataFrame, run_id: str) -> list[dict]:
     return estimate_rows(per, column, "memory", run_id, condition)
 
 
-def _top_level_rows(trials: pd.DataFrame, run_id: str, column: str, axis: str, what: str) -> list[dict]:
-    top = evidence_trials(trials[trials["level"] == trials["level"].max()])
+def _top_level_rows(trials: pd.DataFrame, run_id: str, column: str, axis: str, what: str,
+                    keep: Callable[[pd.DataFrame], pd.DataFrame] = evidence_trials,
+                    also: Callable[[pd.DataFrame], str] = lambda mine: "") -> list[dict]:
+    """One row per runtime of `column` over the trials `keep` selects at the run's top level; `also(mine)`, of a
+    runtime's kept trials, adds to its condition ("" adds nothing)."""
+    top = keep(trials[trials["level"] == trials["level"].max()])
     if top.empty or column not in top:
         return []
     level = int(trials["level"].max())
-    return estimate_rows(top, column, axis, run_id, lambda label: (
-        f"{what} at {level:,} connections asked, {_load_text(top)}, {_allowance_text(top, label)}"))
 
+    def condition(label):
+        extra = also(top[top["label"] == label])
+        return (f"{what} at {level:,} connections asked, {_load_text(top)}, {_allowance_text(top, label)}"
+                + (f"; {extra}" if extra else ""))
 
-# A trial whose loadgen saturated still gives the server's CPU time per request when the server was CPU-bound in it
-# (`judgements.regime`: at CPU_BOUND_PCT of the CPU it was given or more): busy for the whole window, it was at its
-# own limit as much as the loadgen was, so each request it answered cost what a request costs it at full load.
-# Under S1's load at 10,000 connections every server ran at 93-131% of its allowance (the fifth sitting), so a
-# saturated loadgen there left none of them idle. A verdict on throughput, latency or CPU share still leaves such a
-# trial out (`judgements.evidence`): those are what a loadgen's limit moves.
+    return estimate_rows(top, column, axis, run_id, condition)
 
 
 def cpu_trials(trials: pd.DataFrame) -> pd.DataFrame:
-    """The trials CPU time per request is read from: ok, and either a loadgen with headroom or a CPU-bound server
-    (`server_cpu_pct_of_allowance` at `regime.CPU_BOUND_PCT` % or more)."""
+    """The trials CPU time per request is read from: ok, and either a loadgen with headroom or a server CPU-bound in
+    it (`judgements.regime`: CPU_BOUND_PCT of the CPU it was given or more). Busy for the whole window, such a server
+    was at its own limit as much as the loadgen was, so each request it answered cost what a request costs it at
+    full load; under S1's load at 10,000 connections every server ran at 93-131% of its allowance (the fifth
+    sitting), so a saturated loadgen there left none of them idle. A verdict on throughput, latency or CPU share
+    still leaves such a trial out (`judgements.evidence`): those are what a loadgen's limit moves."""
     ok = trials[trials["status"] == "ok"]
-    saturated = (ok["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
-                 if "loadgen_saturated" in ok else pd.Series(False, index=ok.index))
-    busy = (pd.to_numeric(ok["server_cpu_pct_of_allowance"], errors="coerce") >= regime.CPU_BOUND_PCT
+    busy = (ok["server_cpu_pct_of_allowance"].map(regime.trial_regime) == regime.CPU_BOUND
             if "server_cpu_pct_of_allowance" in ok else pd.Series(False, index=ok.index))
-    return ok[~saturated | busy]
+    return ok[~evidence.saturated(ok) | busy]
+
+
+def _saturated_and_cpu_bound_text(mine: pd.DataFrame) -> str:
+    """"2 of its 3 trials with the loadgen saturated and ...": how many of a runtime's kept trials `cpu_trials` kept
+    for their CPU-bound server alone; "" when none."""
+    count = int(evidence.saturated(mine).sum())
+    if not count:
+        return ""
+    return (f"{count} of its {len(mine)} trials with the loadgen saturated and the server at "
+            f"{regime.CPU_BOUND_PCT:.0f}% of its CPU allowance or more (CPU-bound: at its own limit too)")
 
 
 def cpu_rows(trials: pd.DataFrame, run_id: str) -> list[dict]:
     """CPU time per request (µs): server CPU seconds in the window over the requests answered (`metrics`'
     `cpu_us_per_request`), per trial at the run's top level, where S1's claims are judged, that `cpu_trials` keeps;
     a value counting trials whose loadgen saturated says how many."""
-    data = metrics.with_derived(trials)
-    top = cpu_trials(data[data["level"] == data["level"].max()])
-    if top.empty or "cpu_us_per_request" not in top:
-        return []
-    level = int(data["level"].max())
-    saturated = (top["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
-                 if "loadgen_saturated" in top else pd.Series(False, index=top.index))
-
-    def condition(label):
-        text = (f"server CPU / requests at {level:,} connections asked, {_load_text(top)}, "
-                f"{_allowance_text(top, label)}")
-        mine = saturated[top["label"] == label]
-        if mine.any():
-            text += (f"; {int(mine.sum())} of its {len(mine)} trials with the loadgen saturated and the server at "
-                     f"{regime.CPU_BOUND_PCT:.0f}% of its CPU allowance or more (CPU-bound: at its own limit too)")
-        return text
-
-    return estimate_rows(top, "cpu_us_per_request", "cpu", run_id, condition)
+    return _top_level_rows(metrics.with_derived(trials), run_id, "cpu_us_per_request", "cpu", "server CPU / requests",
+                           keep=cpu_trials, also=_saturated_and_cpu_bound_text)
 
 
 def threads_rows(trials: pd.DataFrame, run_id: str) -> list[dict]:

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from loadlab.judgements.evidence import loadgen_reason
+from loadlab.judgements.evidence import loadgen_reason, saturated
 from loadlab.stats.median import median_ci
 
 from .palette import series_style
@@ -47,9 +47,9 @@ def exclusion_reasons(data: pd.DataFrame) -> pd.Series:
     """
     reasons = pd.Series("", index=data.index, dtype=object)
     if "loadgen_saturated" in data.columns:
-        saturated = data["loadgen_saturated"].astype("boolean").fillna(False).astype(bool)
+        spoiled = saturated(data)
         # An open-loop generator that fell behind with its core not busy is named so (evidence.LOADGEN_BEHIND).
-        reasons[saturated] = [loadgen_reason(row) for row in data[saturated].to_dict("records")]
+        reasons[spoiled] = [loadgen_reason(row) for row in data[spoiled].to_dict("records")]
     if "status" in data.columns:
         failed = data["status"].astype(str) != "ok"
         if "failure_reason" in data.columns:
